@@ -1,0 +1,85 @@
+# Shared steps for scripts/install.sh and scripts/test.sh. Sourced, not run.
+# Each step is idempotent and quick when its work is already done.
+
+PITCREW_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+VENV="$PITCREW_ROOT/.venv"
+
+say() { printf '\033[1mpitcrew:\033[0m %s\n' "$*"; }
+die() { printf 'pitcrew: %s\n' "$*" >&2; exit 1; }
+
+# What Pitcrew needs at run time: tmux, and the X/EGL/DBus libraries of Qt's xcb plugin.
+RUNTIME_PACKAGES=(
+  tmux ca-certificates
+  libegl1 libgl1 libglib2.0-0 libfontconfig1 libfreetype6 libdbus-1-3 libxkbcommon0
+  libxkbcommon-x11-0 libx11-xcb1 libxcb1 libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1
+  libxcb-image0 libxcb-randr0 libxcb-render-util0 libxcb-shape0 libxcb-shm0 libxcb-sync1
+  libxcb-xfixes0 libxcb-xkb1 libxcb-glx0 libxcb-util1 fonts-dejavu-core
+)
+# What the test suite adds: a virtual display, a tray host, a private session bus, a
+# notification daemon, a secret service, and the X tools tests click and look with.
+TEST_PACKAGES=(
+  xvfb xauth x11-utils xdotool imagemagick trayer
+  dbus dbus-daemon dbus-bin dunst gnome-keyring
+)
+
+# ensure_packages PKG... — install the Debian packages that are missing (apt, as root or sudo).
+ensure_packages() {
+  local missing=() pkg
+  for pkg in "$@"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" \
+      || missing+=("$pkg")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if ! command -v apt-get >/dev/null; then
+    die "please install: ${missing[*]} (no apt-get on this machine)"
+  fi
+  local sudo=()
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || die "run as root, or install sudo, to install: ${missing[*]}"
+    sudo=(sudo)
+  fi
+  say "installing system packages: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo[@]}" apt-get update -q >/dev/null
+  "${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+ensure_system_packages() {  # runtime | test
+  case "$(uname -s)" in
+    Darwin)
+      command -v tmux >/dev/null || { command -v brew >/dev/null && brew install tmux; } \
+        || die "please install tmux (brew install tmux)"
+      return 0 ;;
+  esac
+  command -v dpkg-query >/dev/null || {
+    command -v tmux >/dev/null || die "please install tmux with your package manager"
+    say "not a Debian-like system: install Qt's X11/EGL libraries yourself if the tray fails"
+    return 0
+  }
+  local pkgs=("${RUNTIME_PACKAGES[@]}")
+  [ "${1:-runtime}" = test ] && pkgs+=("${TEST_PACKAGES[@]}")
+  python3 -c 'import ensurepip, venv' 2>/dev/null || pkgs+=(python3-venv)
+  ensure_packages "${pkgs[@]}"
+}
+
+# ensure_venv [EXTRAS] — .venv with Pitcrew installed (editable), plus optional extras.
+ensure_venv() {
+  local extras=${1:-}
+  command -v python3 >/dev/null || die "python3 is required (3.11 or newer)"
+  python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
+    || die "Python 3.11 or newer is required (found $(python3 --version 2>&1))"
+  if [ ! -x "$VENV/bin/python" ]; then
+    say "creating a virtual environment in $VENV"
+    python3 -m venv "$VENV"
+  fi
+  local spec="$PITCREW_ROOT"
+  [ -n "$extras" ] && spec="$PITCREW_ROOT[$extras]"
+  local stamp="$VENV/.pitcrew-installed-$extras"
+  if [ ! -f "$stamp" ] || [ "$PITCREW_ROOT/pyproject.toml" -nt "$stamp" ]; then
+    say "installing Pitcrew${extras:+ with $extras extras} into $VENV"
+    "$VENV/bin/python" -m pip install -q --disable-pip-version-check -e "$spec" 2>&1 \
+      | grep -v "^WARNING: Location" || true
+    "$VENV/bin/python" -c 'import supervisor.cli.main' || die "the install did not complete"
+    touch "$stamp"
+  fi
+}

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Run the whole test suite on this machine, installing what it needs first: the system
+# packages (tmux, Xvfb, a tray host, dbus, dunst, gnome-keyring), a virtual environment with
+# Pitcrew and its test extras, then lint (ruff), types (mypy) and pytest. The tests start their
+# own isolated tmux servers and a private Xvfb. Extra arguments go to pytest.
+#
+#   bash scripts/test.sh                 everything
+#   bash scripts/test.sh -k classifier   a subset
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+cd "$PITCREW_ROOT"
+
+ensure_system_packages test
+ensure_venv test
+
+export PITCREW_TEST_REQUIRE_DESKTOP=1   # a missing desktop piece fails, never skips
+unset DISPLAY WAYLAND_DISPLAY DBUS_SESSION_BUS_ADDRESS PITCREW_HOME PITCREW_TMUX_SOCKET
+say "lint (ruff) and types (mypy)"
+"$VENV/bin/ruff" check supervisor desktop resources tests bench packaging
+"$VENV/bin/mypy"
+say "tests (pytest)"
+exec "$VENV/bin/python" -m pytest "$@"

@@ -1,0 +1,200 @@
+"""Finding an agent's session id from the CLI's own session files.
+
+Each provider's `[sessions]` table says where its files live and how a working directory maps
+to a session id (an escaped-cwd folder, a `cwd` field inside the file, or a SQLite query). The
+newest matching session wins. Files are read leniently: a torn, huge or unreadable file is
+skipped, never an error, and only the first lines of each file are read.
+"""
+
+from __future__ import annotations
+
+import glob as globlib
+import hashlib
+import json
+import logging
+import os
+import re
+import sqlite3
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from supervisor.providers.model import FieldRef, SessionStore
+
+log = logging.getLogger(__name__)
+
+HEAD_LINES = 40          # lines read from a session file to find its id / cwd
+HEAD_BYTES = 256 * 1024  # and never more than this
+START_SLACK = 2.0        # seconds: a file's mtime and a process's start time come from two clocks
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRef:
+    session_id: str
+    path: str
+    mtime: float
+
+
+def config_dir(store: SessionStore, home: Path, environ: Mapping[str, str]) -> Path:
+    if store.config_dir_env and environ.get(store.config_dir_env):
+        return Path(environ[store.config_dir_env]).expanduser()
+    raw = store.config_dir or "~"
+    return home / raw[2:] if raw.startswith("~/") else (home if raw == "~" else Path(raw))
+
+
+def escape_cwd(store: SessionStore, cwd: str) -> str:
+    pattern, replacement = store.cwd_escape
+    return re.sub(pattern, replacement, cwd)
+
+
+def find_session(
+    store: SessionStore,
+    cwd: str,
+    home: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+    newer_than: float | None = None,
+) -> SessionRef | None:
+    """The newest session of this CLI for `cwd`, or None when there is none (or no store).
+
+    `newer_than` (the agent process's start time) keeps only sessions written since the
+    agent started: a fresh agent that has not written yet has no session, rather than a
+    previous conversation's id, and two agents in one directory are not confused.
+    """
+    env = os.environ if environ is None else environ
+    home = home or Path(env.get("HOME") or Path.home())
+    cfg = config_dir(store, home, env)
+    if store.sqlite is not None:
+        return _from_sqlite(store, cfg, home, cwd)
+    if store.glob is None:
+        return None
+    pattern = _expand(store.glob, store, cfg, home, cwd)
+    try:
+        paths = globlib.glob(pattern)
+    except (OSError, re.error):
+        return None
+    ranked = sorted(((_mtime(p), p) for p in paths), reverse=True)[: store.scan_limit]
+    if newer_than is not None:
+        ranked = [item for item in ranked if item[0] >= newer_than - START_SLACK]
+    for mtime, path in ranked:
+        if mtime < 0:
+            continue
+        if store.cwd is not None and not _same_dir(_read_field(store.cwd, path), cwd):
+            continue
+        sid = _read_field(store.id, path)
+        if sid:
+            return SessionRef(sid, path, mtime)
+    return None
+
+
+def session_exists(store: SessionStore, session_id: str, cwd: str,
+                   home: Path | None = None, environ: Mapping[str, str] | None = None) -> bool:
+    """Whether a session with this id is on disk for `cwd` (gate before `resume <id>`)."""
+    env = os.environ if environ is None else environ
+    home = home or Path(env.get("HOME") or Path.home())
+    if store.sqlite is not None or store.glob is None:
+        found = find_session(store, cwd, home, env)
+        return found is not None and found.session_id == session_id
+    cfg = config_dir(store, home, env)
+    for path in globlib.glob(_expand(store.glob, store, cfg, home, cwd)):
+        if _read_field(store.id, path) == session_id:
+            return True
+    return False
+
+
+def _expand(template: str, store: SessionStore, cfg: Path, home: Path, cwd: str) -> str:
+    values = {
+        "home": str(home),
+        "config_dir": str(cfg),
+        "cwd": globlib.escape(cwd),
+        "cwd_escaped": globlib.escape(escape_cwd(store, cwd)),
+        "cwd_basename": globlib.escape(os.path.basename(cwd.rstrip("/")) or "/"),
+        "cwd_sha256": hashlib.sha256(cwd.encode()).hexdigest(),
+    }
+    expanded = template.format_map(values)
+    if expanded.startswith("~/"):
+        expanded = str(home / expanded[2:])
+    return expanded
+
+
+def _mtime(path: str) -> float:
+    try:
+        return os.stat(path).st_mtime
+    except OSError:
+        return -1.0
+
+
+def _same_dir(found: str | None, cwd: str) -> bool:
+    if not found:
+        return False
+    if found.rstrip("/") == cwd.rstrip("/"):
+        return True
+    try:
+        return os.path.realpath(found) == os.path.realpath(cwd)
+    except OSError:
+        return False
+
+
+def _head(path: str) -> list[str]:
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(HEAD_BYTES)
+    except OSError:
+        return []
+    return raw.decode("utf-8", "replace").splitlines()[:HEAD_LINES]
+
+
+def _dig(obj: object, dotted: str) -> object:
+    for key in dotted.split("."):
+        if not isinstance(obj, dict) or key not in obj:
+            return None
+        obj = obj[key]
+    return obj
+
+
+def _read_field(ref: FieldRef, path: str) -> str | None:
+    p = Path(path)
+    if ref.kind == "stem":
+        return p.stem
+    if ref.kind == "parent":
+        return p.parent.name
+    if ref.kind == "regex":
+        m = re.search(ref.arg, path)
+        return m.group(1) if m else None
+    if ref.kind == "json":
+        for line in _head(path):
+            try:
+                value = _dig(json.loads(line), ref.arg)
+            except ValueError:
+                continue  # torn or non-JSON line
+            if isinstance(value, str) and value:
+                return value
+        return None
+    if ref.kind == "yaml":
+        rx = re.compile(rf"^{re.escape(ref.arg)}:\s*['\"]?(.*?)['\"]?\s*$")
+        for line in _head(path):
+            m = rx.match(line)
+            if m and m.group(1):
+                return m.group(1)
+        return None
+    return None
+
+
+def _from_sqlite(store: SessionStore, cfg: Path, home: Path, cwd: str) -> SessionRef | None:
+    assert store.sqlite is not None
+    db = store.sqlite.path.replace("{config_dir}", str(cfg)).replace("{home}", str(home))
+    if db.startswith("~/"):
+        db = str(home / db[2:])
+    if not os.path.exists(db):
+        return None
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1.0)
+        try:
+            row = conn.execute(store.sqlite.query, (cwd,)).fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        log.info("cannot read sessions from %s: %s", db, exc)
+        return None
+    if not row or row[0] is None:
+        return None
+    return SessionRef(str(row[0]), db, _mtime(db))

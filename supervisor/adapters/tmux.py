@@ -1,0 +1,279 @@
+"""The one place that runs tmux.
+
+Contract
+--------
+* `Tmux.run(*args)` is the only code that executes the tmux binary. It always passes the
+  server selector (`-L name`, or `-S path` when the name contains a slash; none for the user's
+  default server), decodes output with `backslashreplace`, times out after `timeout` seconds,
+  logs each call with `tmux_cmd`/`tmux_exit_code`, and maps a missing binary to `TmuxNotFound`.
+* Reads that return lists are lenient: no server, or a server that vanished mid-call, gives an
+  empty list, never an exception. `server_alive()` is the explicit probe.
+* Writes (typing, options, respawn) raise `TmuxError` with tmux's own message when they fail,
+  so a caller never believes a keystroke landed when it did not.
+* tmux 3.3a sometimes misses the SIGCHLD of a pane's process: the pane shows dead, its child
+  stays a zombie and `pane_dead_status` stays empty until some other child of the server
+  exits (seen in about 1 of 10 short-lived panes under load). `list_panes()` then runs
+  `run-shell true` once — its child's exit makes tmux reap every zombie — and lists again.
+* Text is typed with `send-keys -l` (literal: `;`, `{}`, `$(…)` arrive as typed); keys such as
+  `Enter` are sent separately and only when asked for.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from supervisor.errors import TmuxError, TmuxNotFound
+
+log = logging.getLogger(__name__)
+
+SEP = "\x1f"  # unit separator: never in a path, title or command tmux prints
+PANE_FIELDS = (
+    "pane_id", "session_name", "window_index", "window_name", "pane_index", "pane_pid",
+    "pane_dead", "pane_dead_status", "pane_dead_signal", "pane_current_path",
+    "pane_current_command", "pane_tty", "pane_width", "pane_height", "pane_active",
+    "pane_title", "pane_start_command", "pane_start_path",
+)
+_NO_SERVER = ("no server running", "error connecting to", "server exited", "lost server")
+
+
+@dataclass(frozen=True, slots=True)
+class TmuxResult:
+    args: tuple[str, ...]
+    returncode: int
+    stdout: str
+    stderr: str
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+    @property
+    def no_server(self) -> bool:
+        return any(marker in self.stderr for marker in _NO_SERVER)
+
+
+@dataclass(frozen=True, slots=True)
+class PaneInfo:
+    """One pane as tmux reports it. `dead_status` is None until tmux has reaped the child."""
+
+    pane_id: str
+    session_name: str
+    window_index: int
+    window_name: str
+    pane_index: int
+    pid: int
+    dead: bool
+    dead_status: int | None
+    dead_signal: int | None
+    current_path: str
+    current_command: str
+    tty: str
+    width: int
+    height: int
+    active: bool
+    title: str
+    start_command: str
+    start_path: str
+
+    @property
+    def target(self) -> str:
+        """A human-readable address: `session:window.pane`."""
+        return f"{self.session_name}:{self.window_index}.{self.pane_index}"
+
+
+def _int(value: str, default: int = 0) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        return default
+
+
+def _opt_int(value: str) -> int | None:
+    return int(value) if value.strip().lstrip("-").isdigit() else None
+
+
+def parse_pane_line(line: str) -> PaneInfo | None:
+    parts = line.split(SEP)
+    if len(parts) != len(PANE_FIELDS) or not parts[0].startswith("%"):
+        return None
+    f = dict(zip(PANE_FIELDS, parts, strict=True))
+    return PaneInfo(
+        pane_id=f["pane_id"],
+        session_name=f["session_name"],
+        window_index=_int(f["window_index"]),
+        window_name=f["window_name"],
+        pane_index=_int(f["pane_index"]),
+        pid=_int(f["pane_pid"]),
+        dead=f["pane_dead"] == "1",
+        dead_status=_opt_int(f["pane_dead_status"]),
+        dead_signal=_opt_int(f["pane_dead_signal"]),
+        current_path=f["pane_current_path"],
+        current_command=f["pane_current_command"],
+        tty=f["pane_tty"],
+        width=_int(f["pane_width"]),
+        height=_int(f["pane_height"]),
+        active=f["pane_active"] == "1",
+        title=f["pane_title"],
+        start_command=f["pane_start_command"],
+        start_path=f["pane_start_path"],
+    )
+
+
+class Tmux:
+    """A handle on one tmux server: the user's default one, or `-L socket` / `-S path`."""
+
+    def __init__(
+        self,
+        socket: str | None = None,
+        binary: str = "tmux",
+        timeout: float = 5.0,
+        config_file: str | None = None,
+    ) -> None:
+        self.socket = socket or None
+        self.binary = binary
+        self.timeout = timeout
+        self.config_file = config_file  # `-f`: only read when this call starts the server
+
+    @classmethod
+    def from_env(cls, socket: str | None = None) -> Tmux:
+        return cls(socket or os.environ.get("PITCREW_TMUX_SOCKET") or None)
+
+    @property
+    def label(self) -> str:
+        return self.socket or "default"
+
+    def _base(self) -> list[str]:
+        base = [self.binary]
+        if self.socket is not None:
+            base += ["-S" if "/" in self.socket else "-L", self.socket]
+        if self.config_file is not None:
+            base += ["-f", self.config_file]
+        return base
+
+    def run(self, *args: str) -> TmuxResult:
+        cmd = [*self._base(), *args]
+        try:
+            proc = subprocess.run(
+                cmd, capture_output=True, timeout=self.timeout, stdin=subprocess.DEVNULL
+            )
+        except FileNotFoundError:
+            raise TmuxNotFound(
+                f"tmux is not installed (looked for {self.binary!r} on PATH)"
+            ) from None
+        except subprocess.TimeoutExpired:
+            raise TmuxError(f"tmux {args[0]} did not answer within {self.timeout:g}s") from None
+        result = TmuxResult(
+            tuple(args),
+            proc.returncode,
+            proc.stdout.decode("utf-8", "backslashreplace"),
+            proc.stderr.decode("utf-8", "backslashreplace").strip(),
+        )
+        log.debug(
+            "tmux %s -> %s", " ".join(args[:2]), result.returncode,
+            extra={"tmux_cmd": cmd, "tmux_exit_code": result.returncode},
+        )
+        return result
+
+    def _write(self, *args: str) -> TmuxResult:
+        result = self.run(*args)
+        if not result.ok:
+            raise TmuxError(f"tmux {args[0]} failed on server {self.label}: {result.stderr}")
+        return result
+
+    # -- probes and lenient reads -------------------------------------------------------
+
+    def server_alive(self) -> bool:
+        try:
+            return self.run("list-sessions", "-F", "#{session_id}").ok
+        except TmuxError:
+            return False
+
+    def list_panes(self, reap: bool = True) -> list[PaneInfo]:
+        """Every pane of every session on this server; [] when there is no server."""
+        fmt = SEP.join("#{%s}" % name for name in PANE_FIELDS)
+        try:
+            result = self.run("list-panes", "-a", "-F", fmt)
+        except TmuxNotFound:
+            raise
+        except TmuxError:
+            return []
+        if not result.ok:
+            return []
+        panes = [p for p in map(parse_pane_line, result.stdout.splitlines()) if p is not None]
+        if reap and any(p.dead and p.dead_status is None and p.dead_signal is None for p in panes):
+            self.run("run-shell", "true")  # make tmux reap the zombie it missed (see above)
+            return self.list_panes(reap=False)
+        return panes
+
+    def pane(self, pane_id: str) -> PaneInfo | None:
+        return next((p for p in self.list_panes() if p.pane_id == pane_id), None)
+
+    def has_session(self, name: str) -> bool:
+        """Exact-name match (`=name`), so `api` never matches `api-2`."""
+        try:
+            return self.run("has-session", "-t", f"={name}").ok
+        except TmuxError:
+            return False
+
+    def capture(self, pane_id: str, history: int = 0) -> str | None:
+        """The pane's visible text (plus `history` lines above it); None if the pane is gone."""
+        args = ["capture-pane", "-p", "-J", "-t", pane_id]
+        if history:
+            args += ["-S", str(-history)]
+        try:
+            result = self.run(*args)
+        except TmuxError:
+            return None
+        return result.stdout if result.ok else None
+
+    # -- writes ------------------------------------------------------------------------
+
+    def send_text(self, pane_id: str, text: str) -> None:
+        """Type `text` literally. Never presses Enter."""
+        if text:
+            self._write("send-keys", "-t", pane_id, "-l", text)
+
+    def send_keys(self, pane_id: str, *keys: str) -> None:
+        """Press named keys (`Enter`, `Escape`, `C-c`)."""
+        self._write("send-keys", "-t", pane_id, *keys)
+
+    def set_remain_on_exit(self, pane_id: str, on: bool = True) -> None:
+        """Keep the pane after its process exits, so the exit status can be read."""
+        self._write("set-option", "-p", "-t", pane_id, "remain-on-exit", "on" if on else "off")
+
+    def respawn(self, pane_id: str, argv: Sequence[str], cwd: str | None = None) -> None:
+        """Run `argv` in the (dead) pane, replacing whatever ran there."""
+        args = ["respawn-pane", "-k", "-t", pane_id]
+        if cwd:
+            args += ["-c", cwd]
+        self._write(*args, *argv)
+
+    def new_session(
+        self, name: str, argv: Sequence[str], cwd: str, width: int = 200, height: int = 50,
+        env: dict[str, str] | None = None,
+    ) -> str:
+        """Start a detached session running `argv`; returns the new pane's id."""
+        args = ["new-session", "-d", "-P", "-F", "#{pane_id}", "-s", name,
+                "-x", str(width), "-y", str(height), "-c", cwd]
+        for key, value in (env or {}).items():
+            args += ["-e", f"{key}={value}"]
+        return self._write(*args, *argv).stdout.strip()
+
+    def new_window(
+        self, session: str, argv: Sequence[str], cwd: str, name: str | None = None,
+        env: dict[str, str] | None = None,
+    ) -> str:
+        """Open a window in `session` running `argv`; returns the new pane's id."""
+        args = ["new-window", "-d", "-P", "-F", "#{pane_id}", "-t", f"={session}:", "-c", cwd]
+        if name:
+            args += ["-n", name]
+        for key, value in (env or {}).items():
+            args += ["-e", f"{key}={value}"]
+        return self._write(*args, *argv).stdout.strip()
+
+    def kill_pane(self, pane_id: str) -> None:
+        self._write("kill-pane", "-t", pane_id)

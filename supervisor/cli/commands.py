@@ -1,0 +1,253 @@
+"""What each `pitcrew` subcommand does. Output words and JSON keys are a stable interface."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import logging
+import shutil
+import signal
+import sys
+import threading
+from pathlib import Path
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from supervisor.cli import doctor as doctor_mod
+from supervisor.context import Context, load_context, local_zone, now_utc
+from supervisor.core.classifier import classify as classify_screen
+from supervisor.errors import PitcrewError, TmuxNotFound
+from supervisor.paths import resolve
+from supervisor.providers.model import Provider
+from supervisor.terminals import Terminal, scan
+
+log = logging.getLogger("pitcrew")
+
+
+def log_path() -> Path:
+    return resolve().log_file
+
+
+def _context(args: argparse.Namespace, quiet: bool = False) -> Context:
+    ctx = load_context(args.tmux_socket)
+    if not quiet:
+        for problem in ctx.problems:
+            print(f"pitcrew: {problem}", file=sys.stderr)
+    return ctx
+
+
+def _dump(data: object) -> None:
+    json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
+    sys.stdout.write("\n")
+
+
+# -- status ------------------------------------------------------------------------------
+
+def status(args: argparse.Namespace) -> int:
+    ctx = _context(args)
+    if not ctx.tmux.server_alive():
+        if args.json:
+            _dump({"server": ctx.tmux.label, "server_running": False, "terminals": []})
+        else:
+            print(f"No tmux server is running ({ctx.tmux.label}); no agent terminals.")
+        return 0
+    terminals = scan(ctx.tmux, ctx.active_providers, now_utc(), local_zone())
+    if args.json:
+        _dump({"server": ctx.tmux.label, "server_running": True,
+               "terminals": [t.to_json() for t in terminals]})
+        return 0
+    if not terminals:
+        print(f"No agent terminals on tmux server {ctx.tmux.label}.")
+        return 0
+    _table(
+        ["PANE", "TARGET", "AGENT", "PID", "STATE", "SESSION", "CWD"],
+        [_row(t) for t in terminals],
+    )
+    return 0
+
+
+def _row(t: Terminal) -> list[str]:
+    state = t.state
+    if t.dead:
+        state = f"exited ({t.dead_status})" if t.dead_status is not None else "exited"
+    return [t.pane_id, t.target, t.provider, str(t.agent_pid or "-"), state,
+            (t.session_id or "-")[:36], t.cwd]
+
+
+def _table(header: list[str], rows: list[list[str]]) -> None:
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    for r in [header, *rows]:
+        print("  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip())
+
+
+# -- classify ----------------------------------------------------------------------------
+
+def classify(args: argparse.Namespace) -> int:
+    ctx = _context(args, quiet=True)
+    if args.provider:
+        provider = ctx.registry.get(args.provider)
+        if provider is None:
+            raise PitcrewError(
+                f"unknown provider {args.provider!r} (see `pitcrew providers`)"
+            )
+        rules = provider.screen
+    else:
+        rules = ctx.registry.generic_screen
+    text = _read_text(args.file)
+    local: dt.tzinfo = local_zone()
+    if args.tz:
+        try:
+            local = ZoneInfo(args.tz)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise PitcrewError(f"--tz: unknown time zone {args.tz!r}") from None
+    now = now_utc()
+    if args.now:
+        try:
+            now = dt.datetime.fromisoformat(args.now)
+        except ValueError:
+            raise PitcrewError(f"--now: not an ISO date-time: {args.now!r}") from None
+        if now.tzinfo is None:
+            now = now.replace(tzinfo=local)
+    result = classify_screen(text, rules, now, local)
+    if args.json:
+        _dump(result.to_json())
+    else:
+        print(result.state.value)
+        if result.reset_at:
+            print(f"resets at {result.reset_at.isoformat()}")
+        if result.retry_after is not None:
+            print(f"retry after {result.retry_after:g}s")
+        if result.evidence:
+            print(f"evidence: {result.evidence}")
+    return 0
+
+
+def _read_text(name: str) -> str:
+    if name == "-":
+        data = sys.stdin.buffer.read()
+    else:
+        try:
+            data = Path(name).read_bytes()
+        except OSError as exc:
+            raise PitcrewError(f"cannot read {name}: {exc.strerror}") from None
+    return data.decode("utf-8", "replace")
+
+
+# -- providers ---------------------------------------------------------------------------
+
+def provider_json(p: Provider) -> dict[str, object]:
+    exe = p.launch.argv.argv[0]
+    return {
+        "name": p.name,
+        "display_name": p.display_name,
+        "executable": exe,
+        "installed": shutil.which(exe) is not None,
+        "supports": p.supports(),
+        "resume": {
+            "by_id": list(p.resume.by_id.argv) if p.resume.by_id else None,
+            "latest": list(p.resume.latest.argv) if p.resume.latest else None,
+            "unsupported": p.resume.unsupported,
+        },
+        "launch": list(p.launch.argv.argv),
+        "sessions": p.sessions.glob or (p.sessions.sqlite.path if p.sessions.sqlite else None),
+        "checker": list(p.checker.argv.argv) if p.checker else None,
+        "continue_message": p.screen.continue_message,
+        "verified": dict(p.verified),
+        "source": str(p.source) if p.source else None,
+    }
+
+
+def providers(args: argparse.Namespace) -> int:
+    ctx = _context(args)
+    disabled = set(ctx.config.disabled_providers)
+    plist = list(ctx.registry)
+    if args.json:
+        _dump({
+            "providers": [{**provider_json(p), "disabled": p.name in disabled} for p in plist],
+            "errors": list(ctx.registry.errors),
+        })
+        return 0
+    rows = []
+    for p in plist:
+        j = provider_json(p)
+        s = p.supports()
+        if s["resume_by_id"] and s["resume_latest"]:
+            resume = "session id, latest"
+        elif s["resume_by_id"]:
+            resume = "session id"
+        elif s["resume_latest"]:
+            resume = "latest only"
+        else:
+            resume = "cannot resume"
+        rows.append([
+            p.name, p.display_name, resume,
+            "yes" if s["checker"] else "-",
+            "yes" if s["session_files"] else "-",
+            ("yes" if j["installed"] else "-") + (" (disabled)" if p.name in disabled else ""),
+        ])
+    _table(["NAME", "CLI", "RESUME", "CHECKER", "SESSION FILES", "INSTALLED"], rows)
+    return 0
+
+
+# -- doctor ------------------------------------------------------------------------------
+
+def doctor(args: argparse.Namespace) -> int:
+    ctx = _context(args, quiet=True)
+    checks = doctor_mod.run_checks(ctx)
+    if args.json:
+        _dump([c.to_json() for c in checks])
+    else:
+        for c in checks:
+            print(f"{c.mark} {c.name}: {c.detail}")
+    return 1 if any(c.level == "fail" for c in checks) else 0
+
+
+# -- watch -------------------------------------------------------------------------------
+
+def watch(args: argparse.Namespace) -> int:
+    ctx = _context(args, quiet=True)
+    for problem in ctx.problems:
+        log.warning("%s", problem)
+    if args.once:
+        return status(argparse.Namespace(**{**vars(args), "json": False}))
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    log.info("watching tmux server %s (checks every %gs); Ctrl-C to stop",
+             ctx.tmux.label, ctx.config.poll_interval)
+    seen: dict[str, str] = {}
+    server_up: bool | None = None
+    while not stop.is_set():
+        try:
+            alive = ctx.tmux.server_alive()
+        except TmuxNotFound as exc:
+            raise PitcrewError(str(exc)) from None
+        if alive != server_up:
+            log.info("tmux server %s is %s", ctx.tmux.label,
+                     "running" if alive else "not running; waiting for it")
+            server_up = alive
+        current: dict[str, str] = {}
+        if alive:
+            for t in scan(ctx.tmux, ctx.active_providers, now_utc(), local_zone()):
+                label = f"{t.pane_id} {t.target} {t.provider}"
+                current[label] = t.state if not t.dead else f"exited ({t.dead_status})"
+        for label, state in current.items():
+            if seen.get(label) != state:
+                log.info("%s: %s%s", label, state,
+                         f" (was {seen[label]})" if label in seen else "")
+        for label in seen.keys() - current.keys():
+            log.info("%s: gone", label)
+        seen = current
+        stop.wait(ctx.config.poll_interval)
+    log.info("stopped watching")
+    return 0
+
+
+# -- tray --------------------------------------------------------------------------------
+
+def tray(args: argparse.Namespace) -> int:
+    try:
+        from desktop.app import run_tray
+    except ImportError as exc:
+        raise PitcrewError(f"the tray app cannot start: {exc}") from None
+    return run_tray(tmux_socket=args.tmux_socket)

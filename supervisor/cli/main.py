@@ -1,0 +1,105 @@
+"""`pitcrew` — the command line. Stable: tests and users rely on its words and JSON.
+
+With no subcommand it starts the tray app when a display is there, and `pitcrew watch`
+(headless) with a one-line explanation when not. Every error reaches the user as one line
+(`pitcrew: …`); a traceback goes only to the log file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Sequence
+
+from supervisor import __version__
+from supervisor.cli import commands
+from supervisor.cli.logs import setup_logging
+from supervisor.errors import PitcrewError
+
+log = logging.getLogger(__name__)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="pitcrew",
+        description="Keeps your AI coding agents working. Without a command: start the tray "
+        "app (or `pitcrew watch` when there is no display).",
+    )
+    parser.add_argument("--version", action="version", version=f"pitcrew {__version__}")
+    parser.add_argument(
+        "--tmux-socket", metavar="NAME",
+        help="tmux server to watch: a socket name (tmux -L) or path (tmux -S); "
+        "default: $PITCREW_TMUX_SOCKET, then config.toml, then your default server",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="log debug details")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("watch", help="run the supervisor headless (no display needed)")
+    p.add_argument("--once", action="store_true", help="scan once, print, and exit")
+    p.set_defaults(func=commands.watch)
+
+    p = sub.add_parser("status", help="list every agent terminal and its state")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=commands.status)
+
+    p = sub.add_parser("classify", help="classify a screen's text (file or stdin)")
+    p.add_argument("file", nargs="?", default="-", metavar="FILE|-")
+    p.add_argument("--provider", metavar="NAME", help="use this provider's screen markers")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--now", metavar="ISO", help="the moment the screen was captured "
+                   "(for relative reset times; default: now)")
+    p.add_argument("--tz", metavar="ZONE", help="zone for clock times that name none "
+                   "(default: this machine's)")
+    p.set_defaults(func=commands.classify)
+
+    p = sub.add_parser("providers", help="list the agent CLIs Pitcrew knows")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=commands.providers)
+
+    p = sub.add_parser("doctor", help="check this machine's setup and say what to fix")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=commands.doctor)
+
+    p = sub.add_parser("tray", help="start the tray app (needs a display)")
+    p.set_defaults(func=commands.tray)
+    return parser
+
+
+def has_display(environ: os._Environ[str] | dict[str, str] | None = None) -> bool:
+    env = os.environ if environ is None else environ
+    if sys.platform in ("darwin", "win32"):
+        return True
+    return bool(env.get("DISPLAY") or env.get("WAYLAND_DISPLAY"))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        if has_display():
+            args.func = commands.tray
+        else:
+            print(
+                "pitcrew: no display (DISPLAY and WAYLAND_DISPLAY are unset); "
+                "running headless as `pitcrew watch`.",
+                file=sys.stderr,
+            )
+            args.func = commands.watch
+            args.once = False
+    setup_logging(verbose=args.verbose, stderr=args.func is commands.watch)
+    try:
+        return int(args.func(args) or 0)
+    except PitcrewError as exc:
+        print(f"pitcrew: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, log has the rest
+        log.exception("internal error in %s", args.command)
+        print(f"pitcrew: internal error: {exc} (details in the log: "
+              f"{commands.log_path()})", file=sys.stderr)
+        return 70

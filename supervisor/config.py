@@ -1,0 +1,120 @@
+"""The user's `config.toml`: what Pitcrew watches and how.
+
+Every setting has a default, documented next to it in `DEFAULT_CONFIG_TEXT` (written out for
+the user on first run). A bad value is reported as one line naming the file and the field and
+that one setting keeps its default; a file that is not TOML at all leaves every default in
+place. Pitcrew never refuses to start over its config, and never rewrites a file the user
+broke.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+DEFAULT_CONFIG_TEXT = """\
+# Pitcrew settings. Delete a line to get its default back.
+
+[tmux]
+# Which tmux server to watch: "" = your default server; a name = `tmux -L name`;
+# a path = `tmux -S path`. PITCREW_TMUX_SOCKET and --tmux-socket override it.
+socket = ""
+
+[watch]
+# Seconds between checks when tmux sends no event (fallback polling).
+poll_interval = 2.0
+
+[providers]
+# Agent CLIs to ignore, by provider name (see `pitcrew providers`).
+disabled = []
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    tmux_socket: str | None = None
+    poll_interval: float = 2.0
+    disabled_providers: tuple[str, ...] = ()
+    source: Path | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedConfig:
+    config: Config
+    errors: tuple[str, ...]
+
+
+def load_config(path: Path) -> LoadedConfig:
+    """Read `path`; a missing file is the defaults, a broken one is defaults plus errors."""
+    where = path.name
+    if not path.exists():
+        return LoadedConfig(Config(source=path), ())
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        return LoadedConfig(Config(source=path), (f"{where}: cannot read: {exc}",))
+    except tomllib.TOMLDecodeError as exc:
+        return LoadedConfig(
+            Config(source=path), (f"{where}: not valid TOML ({exc}); using defaults",)
+        )
+    errors: list[str] = []
+    config = Config(source=path)
+    for (section, key), (attr, convert) in _FIELDS.items():
+        table = data.get(section, {})
+        if not isinstance(table, dict):
+            errors.append(f"{where}: {section}: expected a table; using defaults")
+            continue
+        if key not in table:
+            continue
+        try:
+            config = replace(config, **{attr: convert(table[key])})
+        except ValueError as exc:
+            errors.append(f"{where}: {section}.{key}: {exc}; using the default")
+    for section, table in data.items():
+        known = {k for (s, k) in _FIELDS if s == section}
+        if not known:
+            errors.append(f"{where}: {section}: unknown section (ignored)")
+        elif isinstance(table, dict):
+            errors.extend(
+                f"{where}: {section}.{k}: unknown setting (ignored)" for k in table if k not in known
+            )
+    return LoadedConfig(config, tuple(errors))
+
+
+def write_default(path: Path) -> bool:
+    """Create the commented default config if there is none; True when it was written."""
+    if path.exists():
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(DEFAULT_CONFIG_TEXT, encoding="utf-8")
+    return True
+
+
+def _socket(value: Any) -> str | None:
+    if not isinstance(value, str):
+        raise ValueError(f"expected a string, got {value!r}")
+    return value.strip() or None
+
+
+def _interval(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"expected a number of seconds, got {value!r}")
+    if not 0.2 <= value <= 600:
+        raise ValueError(f"expected 0.2 to 600 seconds, got {value}")
+    return float(value)
+
+
+def _names(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ValueError(f"expected a list of provider names, got {value!r}")
+    return tuple(value)
+
+
+_FIELDS: dict[tuple[str, str], tuple[str, Callable[[Any], Any]]] = {
+    ("tmux", "socket"): ("tmux_socket", _socket),
+    ("watch", "poll_interval"): ("poll_interval", _interval),
+    ("providers", "disabled"): ("disabled_providers", _names),
+}

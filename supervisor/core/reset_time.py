@@ -1,0 +1,193 @@
+"""Reading "when may I try again" out of a limit or retry message.
+
+Theory of operation
+-------------------
+Agent CLIs state a usage limit's reset in many shapes; peers shipped bugs in each (resumed
+3.5 h early across midnight, 24 h late from offset arithmetic in the wrong direction). The rules:
+
+1. Structured beats prose: an epoch (`…limit reached|1753203600`, `"resets_at": 1777936568`)
+   or an ISO timestamp is taken as is.
+2. A wall-clock time (`resets 2:30am (Europe/Paris)`, `try again at 3:45 PM`) is built *in the
+   zone the text names* — or the machine's zone when it names none — on today's date in that
+   zone; when that instant is not after `now`, the next day's date is used (re-resolved, so DST
+   is right). A date without a year takes this year, or the next one when it is long past.
+3. A relative time (`try again in 4 days 6 hours`) counts from `now`, the moment the screen was
+   captured — never from when it happens to be parsed.
+4. `Retrying in 12 seconds…` and `retry-after: 30` are the CLI's (or server's) own retry delay:
+   they become `retry_after` seconds, not a reset instant.
+
+Everything here is pure: `now` and the local zone are arguments.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+_MONTHS = {
+    "jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6,
+    "jul": 7, "aug": 8, "sep": 9, "oct": 10, "nov": 11, "dec": 12,
+}
+_UNIT_SECONDS = {
+    "ms": 0.001, "millisecond": 0.001, "milliseconds": 0.001,
+    "s": 1, "sec": 1, "secs": 1, "second": 1, "seconds": 1,
+    "m": 60, "min": 60, "mins": 60, "minute": 60, "minutes": 60,
+    "h": 3600, "hr": 3600, "hrs": 3600, "hour": 3600, "hours": 3600,
+    "d": 86400, "day": 86400, "days": 86400,
+    "w": 604800, "week": 604800, "weeks": 604800,
+}
+_ZONE_ALIASES = {"utc": "UTC", "gmt": "UTC", "z": "UTC"}
+
+_UNIT = r"(?:milliseconds?|ms|weeks?|w|days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)"
+_DURATION = rf"(?:\d+(?:\.\d+)?\s*{_UNIT}\b(?:\s*,?\s*(?:and\s+)?)?)+"
+
+_EPOCH = re.compile(
+    r"(?:limit reached\s*\|\s*|resets?_?at\"?\s*[:=]\s*\"?|reset_time\"?\s*[:=]\s*)(\d{10})(?!\d)",
+    re.IGNORECASE,
+)
+_RESETS_IN_SECONDS = re.compile(r"resets?_in_seconds\"?\s*[:=]\s*(\d+)", re.IGNORECASE)
+_ISO = re.compile(
+    r"(?:reset|try again|retry|available|until|resume)[^\n]{0,40}?"
+    r"(\d{4}-\d{2}-\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?\s*(Z|UTC|[+-]\d{2}:?\d{2})?",
+    re.IGNORECASE,
+)
+_RELATIVE = re.compile(
+    rf"(?:try again|resets?|available(?: again)?|retry|wait|come back)\s+in\s+(?:about\s+)?({_DURATION})",
+    re.IGNORECASE,
+)
+_DATE = (
+    r"(?:(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?,?\s+)?"
+    r"(?P<mon>jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+"
+    r"(?P<day>\d{1,2})(?:st|nd|rd|th)?(?:,?\s+(?P<year>\d{4}))?,?\s+(?:at\s+)?"
+)
+_CLOCK = (
+    r"(?P<hour>\d{1,2})(?::(?P<minute>\d{2}))?\s*(?P<ampm>[ap]\.?\s?m\b\.?)?"
+    r"(?:\s*\((?P<zone>[A-Za-z_]+(?:/[A-Za-z0-9_+\-]+)*)\)|\s+(?P<abbr>UTC|GMT)\b)?"
+)
+_ABSOLUTE = re.compile(
+    rf"(?:resets?(?:\s+at)?|try again (?:at|on)|available (?:again )?at|until)\s+(?:on\s+)?"
+    rf"(?:{_DATE})?{_CLOCK}",
+    re.IGNORECASE,
+)
+_RETRY_AFTER = (
+    re.compile(rf"retrying\s+(?:\d+/\d+\s+)?in\s+({_DURATION})", re.IGNORECASE),
+    re.compile(r"retry[-_ ]after\"?\s*[:=]?\s*(\d+(?:\.\d+)?)\b(?!\s*[ap]m)", re.IGNORECASE),
+)
+_DURATION_PART = re.compile(rf"(\d+(?:\.\d+)?)\s*({_UNIT})\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class ResetInfo:
+    reset_at: dt.datetime | None = None
+    retry_after: float | None = None
+
+
+def parse_reset(text: str, now: dt.datetime, local: dt.tzinfo) -> ResetInfo:
+    """Find a reset instant and/or a retry delay in `text`.
+
+    `now` must be aware: it is when the text was on screen. `local` is the zone a wall-clock
+    time without a named zone is read in.
+    """
+    if now.tzinfo is None:
+        raise ValueError("now must be an aware datetime")
+    return ResetInfo(reset_at=_reset_at(text, now, local), retry_after=_retry_after(text))
+
+
+def _reset_at(text: str, now: dt.datetime, local: dt.tzinfo) -> dt.datetime | None:
+    if m := _EPOCH.search(text):
+        return dt.datetime.fromtimestamp(int(m.group(1)), tz=dt.UTC)
+    if m := _RESETS_IN_SECONDS.search(text):
+        return now + dt.timedelta(seconds=int(m.group(1)))
+    if m := _ISO.search(text):
+        return _iso(m, local)
+    for m in _ABSOLUTE.finditer(text):
+        when = _absolute(m, now, local)
+        if when is not None:
+            return when
+    if m := _RELATIVE.search(text):
+        seconds = duration_seconds(m.group(1))
+        if seconds:
+            return now + dt.timedelta(seconds=seconds)
+    return None
+
+
+def _retry_after(text: str) -> float | None:
+    for pattern in _RETRY_AFTER:
+        if m := pattern.search(text):
+            raw = m.group(1)
+            seconds = float(raw) if raw.replace(".", "", 1).isdigit() else duration_seconds(raw)
+            if seconds is not None:
+                return seconds
+    return None
+
+
+def duration_seconds(text: str) -> float | None:
+    """`4 days 6 hours` → 367200.0; `1h 30m` → 5400.0; None when there is no duration."""
+    total = 0.0
+    found = False
+    for number, unit in _DURATION_PART.findall(text):
+        total += float(number) * _UNIT_SECONDS[unit.lower()]
+        found = True
+    return total if found else None
+
+
+def _zone(name: str | None, local: dt.tzinfo) -> dt.tzinfo:
+    if not name:
+        return local
+    name = _ZONE_ALIASES.get(name.lower(), name)
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        return local
+
+
+def _iso(m: re.Match[str], local: dt.tzinfo) -> dt.datetime | None:
+    date, hour, minute, second, offset = m.groups()
+    try:
+        naive = dt.datetime.fromisoformat(f"{date}T{hour}:{minute}:{second or '00'}")
+    except ValueError:
+        return None
+    if not offset:
+        return naive.replace(tzinfo=local)
+    if offset.upper() in ("Z", "UTC"):
+        return naive.replace(tzinfo=dt.UTC)
+    sign = 1 if offset[0] == "+" else -1
+    digits = offset[1:].replace(":", "")
+    delta = dt.timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))
+    return naive.replace(tzinfo=dt.timezone(sign * delta))
+
+
+def _absolute(m: re.Match[str], now: dt.datetime, local: dt.tzinfo) -> dt.datetime | None:
+    hour = int(m.group("hour"))
+    minute = int(m.group("minute") or 0)
+    ampm = (m.group("ampm") or "").lower().replace(".", "").replace(" ", "")
+    if not ampm and m.group("minute") is None:
+        return None  # "resets 5" is not a time
+    if ampm:
+        if not 1 <= hour <= 12:
+            return None
+        hour = hour % 12 + (12 if ampm == "pm" else 0)
+    if hour > 23 or minute > 59:
+        return None
+    zone = _zone(m.group("zone") or m.group("abbr"), local)
+    today = now.astimezone(zone).date()
+    if m.group("mon"):
+        month = _MONTHS[m.group("mon").lower()[:3]]
+        year = int(m.group("year")) if m.group("year") else today.year
+        try:
+            when = _at(dt.date(year, month, int(m.group("day"))), hour, minute, zone)
+        except ValueError:
+            return None
+        if not m.group("year") and when < now - dt.timedelta(days=180):
+            when = _at(dt.date(year + 1, month, int(m.group("day"))), hour, minute, zone)
+        return when
+    when = _at(today, hour, minute, zone)
+    if when <= now:
+        when = _at(today + dt.timedelta(days=1), hour, minute, zone)
+    return when
+
+
+def _at(day: dt.date, hour: int, minute: int, zone: dt.tzinfo) -> dt.datetime:
+    return dt.datetime(day.year, day.month, day.day, hour, minute, tzinfo=zone)

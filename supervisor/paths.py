@@ -1,0 +1,59 @@
+"""Where Pitcrew keeps its files.
+
+`PITCREW_HOME` moves everything Pitcrew writes (config, state, ledger, logs) into one folder;
+tests rely on it. Without it, platformdirs' per-user directories are used. Three kinds of files
+are kept apart: config (TOML the user edits), state (machine-written, replaced atomically) and
+the ledger (append-only JSONL).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import platformdirs
+
+APP = "pitcrew"
+
+
+@dataclass(frozen=True, slots=True)
+class Paths:
+    config_dir: Path
+    data_dir: Path
+    log_dir: Path
+    runtime_dir: Path
+
+    @property
+    def config_file(self) -> Path:
+        return self.config_dir / "config.toml"
+
+    @property
+    def user_providers_dir(self) -> Path:
+        return self.config_dir / "providers"
+
+    @property
+    def state_file(self) -> Path:
+        return self.data_dir / "state.json"
+
+    @property
+    def ledger_file(self) -> Path:
+        return self.data_dir / "autopilot-ledger.jsonl"
+
+    @property
+    def log_file(self) -> Path:
+        return self.log_dir / "pitcrew.log"
+
+
+def resolve(environ: os._Environ[str] | dict[str, str] | None = None) -> Paths:
+    env = os.environ if environ is None else environ
+    home = env.get("PITCREW_HOME")
+    if home:
+        root = Path(home).expanduser()
+        return Paths(root, root, root / "logs", root / "run")
+    return Paths(
+        config_dir=Path(platformdirs.user_config_dir(APP)),
+        data_dir=Path(platformdirs.user_data_dir(APP)),
+        log_dir=Path(platformdirs.user_log_dir(APP)),
+        runtime_dir=Path(platformdirs.user_runtime_dir(APP)),
+    )

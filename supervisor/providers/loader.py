@@ -1,0 +1,401 @@
+"""Loading provider files into `Provider` records, loudly.
+
+Shipped files live in `resources/providers/`; a user's files in `<config dir>/providers/`
+add providers or override shipped ones (tables merge key by key, any other value replaces).
+`_common.toml` holds screen markers every provider inherits unless it sets
+`screen.inherit_common = false`. A file that fails to load is reported as one line naming the
+file and field, and the others still load: a broken user override falls back to the shipped
+definition, so a typo never loses a provider.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from supervisor.core.screen import MARKER_STATES, ScreenState
+from supervisor.errors import ConfigError
+from supervisor.providers.model import (
+    PLACEHOLDERS,
+    Checker,
+    Command,
+    FieldRef,
+    Launch,
+    ProcessMatch,
+    Provider,
+    Resume,
+    ScreenRules,
+    SessionStore,
+    SqliteQuery,
+)
+
+SCHEMA = 1
+COMMON = "_common"
+_NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
+_FIELD_KINDS = ("stem", "parent", "regex", "json", "yaml")
+
+
+@dataclass(frozen=True, slots=True)
+class Registry:
+    """The providers that loaded, and one message per file that did not."""
+
+    providers: Mapping[str, Provider]
+    errors: tuple[str, ...]
+    generic_screen: ScreenRules = ScreenRules()   # the common markers alone (no provider given)
+
+    def get(self, name: str) -> Provider | None:
+        return self.providers.get(name)
+
+    def __iter__(self) -> Any:
+        return iter(self.providers.values())
+
+
+def load_registry(shipped_dir: Path, user_dir: Path | None = None) -> Registry:
+    errors: list[str] = []
+    shipped = _read_dir(shipped_dir, "providers", errors)
+    user = _read_dir(user_dir, "providers (user)", errors) if user_dir else {}
+    common: dict[str, Any] = shipped.pop(COMMON, ({}, None))[0]
+    if COMMON in user:
+        common = _merge(common, user.pop(COMMON)[0])
+    try:  # checked once up front: a broken common file must not take every provider with it
+        generic = _screen(_Table({}, "providers/_common.toml", "screen"),
+                          common.get("screen", {}), "providers/_common.toml")
+    except ConfigError as exc:
+        errors.append(f"{exc} (common markers not used)")
+        common, generic = {}, ScreenRules()
+    providers: dict[str, Provider] = {}
+    for name in sorted(shipped.keys() | user.keys()):
+        base, base_src = shipped.get(name, ({}, None))
+        over, over_src = user.get(name, ({}, None))
+        if over:
+            try:
+                providers[name] = build(name, _merge(base, over), common, over_src)
+                continue
+            except ConfigError as exc:
+                errors.append(f"{exc} (using the shipped definition)" if base else str(exc))
+        if base:
+            try:
+                providers[name] = build(name, base, common, base_src)
+            except ConfigError as exc:
+                errors.append(str(exc))
+    return Registry(providers, tuple(errors), generic)
+
+
+def _read_dir(
+    folder: Path | None, label: str, errors: list[str]
+) -> dict[str, tuple[dict[str, Any], Path]]:
+    found: dict[str, tuple[dict[str, Any], Path]] = {}
+    if folder is None or not folder.is_dir():
+        return found
+    for path in sorted(folder.glob("*.toml")):
+        where = f"{label}/{path.name}"
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError) as exc:
+            errors.append(f"{where}: cannot read: {exc}")
+            continue
+        except tomllib.TOMLDecodeError as exc:
+            errors.append(f"{where}: not valid TOML: {exc}")
+            continue
+        found[path.stem] = (data, path)
+    return found
+
+
+def _merge(base: Any, over: Any) -> Any:
+    if isinstance(base, dict) and isinstance(over, dict):
+        merged = dict(base)
+        for key, value in over.items():
+            merged[key] = _merge(base.get(key), value) if key in base else value
+        return merged
+    return over
+
+
+def build(
+    name: str,
+    data: Mapping[str, Any],
+    common: Mapping[str, Any] | None = None,
+    source: Path | None = None,
+) -> Provider:
+    """Turn one provider file's data into a `Provider`, or raise `ConfigError`."""
+    where = f"providers/{source.name if source else name + '.toml'}"
+    if not _NAME.match(name):
+        raise ConfigError(where, f"bad provider name {name!r} (use lowercase letters, digits, -)")
+    top = _Table(data, where)
+    schema = top.int("schema", SCHEMA)
+    if schema != SCHEMA:
+        raise ConfigError(where, f"schema: this Pitcrew reads schema {SCHEMA}, not {schema}")
+    provider = Provider(
+        name=name,
+        display_name=top.str("display_name", name),
+        homepage=top.str("homepage", ""),
+        install=top.str("install", ""),
+        process=_process(top.table("process", required=True)),
+        launch=_launch(top.table("launch", required=True)),
+        resume=_resume(top.table("resume", required=True)),
+        sessions=_sessions(top.table("sessions")),
+        screen=_screen(top.table("screen"), (common or {}).get("screen", {}), where),
+        checker=_checker(top.table("checker")) if "checker" in data else None,
+        verified=_strings_map(top.table("verified")),
+        source=source,
+    )
+    top.done()
+    return provider
+
+
+class _Table:
+    """A TOML table read strictly: typed getters, and `done()` rejects unknown keys."""
+
+    def __init__(self, data: Any, where: str, path: str = "") -> None:
+        if not isinstance(data, Mapping):
+            raise ConfigError(where, f"{path or 'file'}: expected a table")
+        self.data = data
+        self.where = where
+        self.path = path
+        self.seen: set[str] = set()
+
+    def field(self, key: str) -> str:
+        return f"{self.path}.{key}" if self.path else key
+
+    def fail(self, key: str, message: str) -> ConfigError:
+        return ConfigError(self.where, f"{self.field(key)}: {message}")
+
+    def _get(self, key: str, default: Any, kinds: tuple[type, ...], label: str) -> Any:
+        self.seen.add(key)
+        if key not in self.data:
+            if default is _REQUIRED:
+                raise self.fail(key, "missing")
+            return default
+        value = self.data[key]
+        if isinstance(value, bool) and bool not in kinds:
+            raise self.fail(key, f"expected {label}, got {value!r}")
+        if not isinstance(value, kinds):
+            raise self.fail(key, f"expected {label}, got {type(value).__name__}")
+        return value
+
+    def str(self, key: str, default: Any = None) -> Any:
+        return self._get(key, default, (str,), "a string")
+
+    def int(self, key: str, default: Any = None) -> Any:
+        return self._get(key, default, (int,), "an integer")
+
+    def number(self, key: str, default: Any = None) -> Any:
+        return float(self._get(key, default, (int, float), "a number"))
+
+    def bool(self, key: str, default: Any = None) -> Any:
+        return self._get(key, default, (bool,), "true or false")
+
+    def strings(self, key: str, default: Any = ()) -> tuple[str, ...]:
+        value = self._get(key, default, (list, tuple), "a list of strings")
+        if not all(isinstance(v, str) for v in value):
+            raise self.fail(key, "expected a list of strings")
+        return tuple(value)
+
+    def table(self, key: str, required: bool = False) -> _Table:
+        self.seen.add(key)
+        if key not in self.data:
+            if required:
+                raise self.fail(key, "missing")
+            return _Table({}, self.where, self.field(key))
+        return _Table(self.data[key], self.where, self.field(key))
+
+    def done(self) -> None:
+        unknown = sorted(set(self.data) - self.seen)
+        if unknown:
+            raise self.fail(unknown[0], "unknown key")
+
+
+_REQUIRED = object()
+
+
+def _placeholders(t: _Table, key: str, parts: Iterable[str], allowed_for: str) -> None:
+    allowed = PLACEHOLDERS[allowed_for]
+    for part in parts:
+        try:
+            fields = [f for _, f, _, _ in string.Formatter().parse(part) if f is not None]
+        except ValueError as exc:
+            raise t.fail(key, f"bad template {part!r}: {exc}") from None
+        for name in fields:
+            if name not in allowed:
+                hint = ", ".join("{%s}" % a for a in sorted(allowed)) or "none"
+                raise t.fail(key, f"unknown placeholder {{{name}}} (allowed: {hint})")
+
+
+def _command(t: _Table, key: str, allowed_for: str, required: bool = False) -> Command | None:
+    parts = t.strings(key, _REQUIRED if required else None)
+    if parts is None:
+        return None
+    if not parts:
+        raise t.fail(key, "must not be empty")
+    _placeholders(t, key, parts, allowed_for)
+    return Command(parts)
+
+
+def _regexes(t: _Table, key: str, values: Iterable[str]) -> tuple[re.Pattern[str], ...]:
+    out = []
+    for value in values:
+        try:
+            out.append(re.compile(value, re.IGNORECASE))
+        except re.error as exc:
+            raise t.fail(key, f"bad regex {value!r}: {exc}") from None
+    return tuple(out)
+
+
+def _process(t: _Table) -> ProcessMatch:
+    names = t.strings("names")
+    argv = _regexes(t, "argv", t.strings("argv"))
+    if not names and not argv:
+        raise t.fail("names", "give process names or argv patterns")
+    t.done()
+    return ProcessMatch(names, argv)
+
+
+def _launch(t: _Table) -> Launch:
+    argv = _command(t, "argv", "launch.argv", required=True)
+    assert argv is not None
+    model = t.strings("model")
+    _placeholders(t, "model", model, "launch.model")
+    session_id = t.strings("session_id")
+    _placeholders(t, "session_id", session_id, "launch.session_id")
+    t.done()
+    return Launch(argv, model, session_id)
+
+
+def _resume(t: _Table) -> Resume:
+    resume = Resume(
+        by_id=_command(t, "by_id", "resume.by_id"),
+        latest=_command(t, "latest", "resume.latest"),
+        unsupported=t.str("unsupported"),
+    )
+    t.done()
+    if resume.supported and resume.unsupported:
+        raise t.fail("unsupported", "set either a resume command or `unsupported`, not both")
+    if not resume.supported and not resume.unsupported:
+        raise t.fail("by_id", "give by_id and/or latest, or `unsupported = \"why\"`")
+    if resume.by_id and "{session_id}" not in " ".join(resume.by_id.argv):
+        raise t.fail("by_id", "must contain {session_id}")
+    return resume
+
+
+def _field_ref(t: _Table, key: str, default: str | None) -> FieldRef | None:
+    raw = t.str(key, default)
+    if raw is None:
+        return None
+    kind, _, arg = raw.partition(":")
+    if kind not in _FIELD_KINDS:
+        raise t.fail(key, f"expected one of {', '.join(_FIELD_KINDS)} (e.g. json:payload.cwd)")
+    if kind in ("regex", "json", "yaml") and not arg:
+        raise t.fail(key, f"{kind}: needs an argument, e.g. {kind}:…")
+    if kind == "regex":
+        try:
+            if re.compile(arg).groups < 1:
+                raise t.fail(key, "regex needs one capturing group")
+        except re.error as exc:
+            raise t.fail(key, f"bad regex: {exc}") from None
+    return FieldRef(kind, arg)
+
+
+def _sessions(t: _Table) -> SessionStore:
+    glob = t.str("glob")
+    if glob is not None:
+        _placeholders(t, "glob", [glob], "sessions.glob")
+    escape = t.strings("cwd_escape", ("[^A-Za-z0-9-]", "-"))
+    if len(escape) != 2:
+        raise t.fail("cwd_escape", "expected [pattern, replacement]")
+    _regexes(t, "cwd_escape", escape[:1])
+    sqlite = None
+    if "sqlite" in t.data:
+        s = t.table("sqlite")
+        sqlite = SqliteQuery(s.str("path", _REQUIRED), s.str("query", _REQUIRED))
+        if sqlite.query.count("?") != 1:
+            raise s.fail("query", "needs exactly one ? (the working directory)")
+        s.done()
+    store = SessionStore(
+        config_dir=t.str("config_dir", ""),
+        config_dir_env=t.str("config_dir_env"),
+        glob=glob,
+        cwd_escape=(escape[0], escape[1]),
+        id=_field_ref(t, "id", "stem") or FieldRef("stem"),
+        cwd=_field_ref(t, "cwd", None),
+        sqlite=sqlite,
+        scan_limit=t.int("scan_limit", 200),
+    )
+    t.done()
+    return store
+
+
+def _screen(t: _Table, common: Mapping[str, Any], where: str) -> ScreenRules:
+    inherit = t.bool("inherit_common", True)
+    chrome = t.int("chrome_lines", 15)
+    if not 3 <= chrome <= 200:
+        raise t.fail("chrome_lines", "expected 3..200")
+    markers: dict[ScreenState, tuple[re.Pattern[str], ...]] = {}
+    m = t.table("markers")
+    for key in m.data:
+        try:
+            state = ScreenState(key)
+        except ValueError:
+            state = None
+        if state not in MARKER_STATES:
+            raise m.fail(key, f"not a marker state (one of {', '.join(sorted(MARKER_STATES))})")
+        markers[state] = _regexes(m, key, m.strings(key))
+    c = t.table("causes")
+    causes = {key: _regexes(c, key, c.strings(key)) for key in c.data}
+    screen = ScreenRules(
+        chrome_lines=chrome,
+        markers=markers,
+        causes=causes,
+        input=_regexes(t, "input", t.strings("input")),
+        placeholders=_regexes(t, "placeholders", t.strings("placeholders")),
+        continue_message=t.str("continue_message"),
+    )
+    for rx in screen.input:
+        if "text" not in rx.groupindex:
+            raise t.fail("input", f"pattern {rx.pattern!r} needs a (?P<text>…) group")
+    t.done()
+    if inherit and common:
+        base = _screen(_Table(common, where, "common.screen"), {}, where)
+        screen = ScreenRules(
+            chrome_lines=screen.chrome_lines,
+            markers={s: screen.markers.get(s, ()) + base.markers.get(s, ())
+                     for s in screen.markers.keys() | base.markers.keys()},
+            causes={c: screen.causes.get(c, ()) + base.causes.get(c, ())
+                    for c in screen.causes.keys() | base.causes.keys()},
+            input=screen.input or base.input,
+            placeholders=screen.placeholders + base.placeholders,
+            continue_message=screen.continue_message,
+        )
+    return screen
+
+
+def _checker(t: _Table) -> Checker:
+    argv = _command(t, "argv", "checker.argv", required=True)
+    assert argv is not None
+    model = t.strings("model")
+    _placeholders(t, "model", model, "checker.model")
+    prompt = t.str("prompt", "stdin")
+    if prompt not in ("stdin", "arg"):
+        raise t.fail("prompt", "expected \"stdin\" or \"arg\"")
+    if (prompt == "arg") != ("{prompt}" in " ".join(argv.argv)):
+        raise t.fail("argv", "use {prompt} in argv exactly when prompt = \"arg\"")
+    checker = Checker(
+        argv=argv,
+        model=model,
+        prompt=prompt,
+        env=t.strings("env"),
+        timeout=t.number("timeout", 90.0),
+    )
+    t.done()
+    return checker
+
+
+def _strings_map(t: _Table) -> dict[str, str]:
+    out = {}
+    for key in t.data:
+        out[key] = t.str(key)
+    t.done()
+    return out

@@ -1,0 +1,179 @@
+"""Provider records: one agent CLI described as data.
+
+A provider file (`resources/providers/<name>.toml`, or the user's own in the config dir)
+becomes one frozen `Provider`. Every command is an argv template; the placeholders each may use
+are listed in `PLACEHOLDERS` and checked at load, so a typo fails loudly with the file and field.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from supervisor.core.screen import ScreenState
+
+# The placeholders each argv template may use. `{model_args}` is not a value but a splice:
+# the element is replaced by the provider's model arguments when a model is chosen, and
+# dropped when the CLI's default model is used.
+PLACEHOLDERS: Mapping[str, frozenset[str]] = {
+    "launch.argv": frozenset({"model_args"}),
+    "launch.session_id": frozenset({"session_id"}),
+    "launch.model": frozenset({"model"}),
+    "resume.by_id": frozenset({"session_id", "model_args"}),
+    "resume.latest": frozenset({"model_args"}),
+    "checker.argv": frozenset({"model_args", "prompt"}),
+    "checker.model": frozenset({"model"}),
+    "sessions.glob": frozenset(
+        {"home", "config_dir", "cwd", "cwd_escaped", "cwd_basename", "cwd_sha256"}
+    ),
+}
+MODEL_SPLICE = "{model_args}"
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessMatch:
+    """How to recognise the agent's process in a pane's process tree.
+
+    `names` are compared with the process name, the executable's basename and argv[0]'s
+    basename. `argv` patterns are searched in every argv element, which is how a node- or
+    python-wrapped CLI (`node …/cli.js`) is recognised.
+    """
+
+    names: tuple[str, ...]
+    argv: tuple[re.Pattern[str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """An argv template with `{placeholder}` fields."""
+
+    argv: tuple[str, ...]
+
+    def render(self, model_args: tuple[str, ...] = (), **values: str) -> tuple[str, ...]:
+        out: list[str] = []
+        for part in self.argv:
+            if part == MODEL_SPLICE:
+                out.extend(model_args)
+                continue
+            out.append(part.format_map(values) if "{" in part else part)
+        return tuple(out)
+
+
+@dataclass(frozen=True, slots=True)
+class Launch:
+    argv: Command
+    model: tuple[str, ...] = ()           # e.g. ("--model", "{model}")
+    session_id: tuple[str, ...] = ()      # pre-assign a session id at launch, if the CLI can
+
+    def model_args(self, model: str | None) -> tuple[str, ...]:
+        if not model or not self.model:
+            return ()
+        return tuple(part.replace("{model}", model) for part in self.model)
+
+
+@dataclass(frozen=True, slots=True)
+class Resume:
+    """How to bring a session back. `unsupported` explains why a CLI cannot resume."""
+
+    by_id: Command | None = None
+    latest: Command | None = None
+    unsupported: str | None = None
+
+    @property
+    def supported(self) -> bool:
+        return self.by_id is not None or self.latest is not None
+
+
+@dataclass(frozen=True, slots=True)
+class FieldRef:
+    """Where a value lives in a session file: `stem`, `parent`, `regex:…`, `json:a.b`, `yaml:key`."""
+
+    kind: str
+    arg: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SqliteQuery:
+    path: str    # may use ~ and {config_dir}
+    query: str   # one `?` parameter: the working directory; returns the session id first
+
+
+@dataclass(frozen=True, slots=True)
+class SessionStore:
+    """Where a CLI keeps its sessions and how a working directory maps to a session id."""
+
+    config_dir: str = ""                  # "~/.claude"; {config_dir} in globs
+    config_dir_env: str | None = None     # env var that moves config_dir (CLAUDE_CONFIG_DIR)
+    glob: str | None = None
+    cwd_escape: tuple[str, str] = ("[^A-Za-z0-9-]", "-")
+    id: FieldRef = field(default_factory=lambda: FieldRef("stem"))
+    cwd: FieldRef | None = None           # a field holding the session's cwd, checked exactly
+    sqlite: SqliteQuery | None = None
+    scan_limit: int = 200                 # newest files examined when a cwd field must be read
+
+    @property
+    def supported(self) -> bool:
+        return self.glob is not None or self.sqlite is not None
+
+
+@dataclass(frozen=True, slots=True)
+class ScreenRules:
+    """What the CLI's own UI looks like, per state.
+
+    Patterns are case-insensitive regexes matched against the last `chrome_lines` non-blank
+    lines of the screen (the CLI's chrome: status line, dialogs, input box and the lines just
+    above it). `input` finds the input line and captures the typed text as group `text`;
+    `placeholders` match hint text shown in an empty input box.
+    """
+
+    chrome_lines: int = 15
+    markers: Mapping[ScreenState, tuple[re.Pattern[str], ...]] = field(default_factory=dict)
+    causes: Mapping[str, tuple[re.Pattern[str], ...]] = field(default_factory=dict)
+    input: tuple[re.Pattern[str], ...] = ()
+    placeholders: tuple[re.Pattern[str], ...] = ()
+    continue_message: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Checker:
+    """Running the CLI headless, read-only, as a checker of another agent's screen."""
+
+    argv: Command
+    model: tuple[str, ...] = ()
+    prompt: str = "stdin"                 # "stdin" or "arg" (then argv holds {prompt})
+    env: tuple[str, ...] = ()             # environment variables passed through (API keys)
+    timeout: float = 90.0
+
+    def model_args(self, model: str | None) -> tuple[str, ...]:
+        if not model or not self.model:
+            return ()
+        return tuple(part.replace("{model}", model) for part in self.model)
+
+
+@dataclass(frozen=True, slots=True)
+class Provider:
+    name: str
+    display_name: str
+    process: ProcessMatch
+    launch: Launch
+    resume: Resume
+    sessions: SessionStore
+    screen: ScreenRules
+    checker: Checker | None = None
+    homepage: str = ""
+    install: str = ""
+    verified: Mapping[str, str] = field(default_factory=dict)
+    source: Path | None = None
+
+    def supports(self) -> dict[str, bool]:
+        """What this provider can do, for `pitcrew providers`."""
+        return {
+            "resume_by_id": self.resume.by_id is not None,
+            "resume_latest": self.resume.latest is not None,
+            "session_files": self.sessions.supported,
+            "checker": self.checker is not None,
+            "continue_in_place": self.screen.continue_message is not None,
+            "launch_with_session_id": bool(self.launch.session_id),
+        }

@@ -1,0 +1,119 @@
+"""The tmux adapter against a real, isolated tmux server."""
+
+from __future__ import annotations
+
+import pytest
+
+from supervisor.adapters.tmux import Tmux
+from supervisor.errors import TmuxError, TmuxNotFound
+from tests.support.tmux_server import TmuxServer
+from tests.support.waiting import wait_until
+
+
+def test_lists_every_pane_with_pid_path_and_command(tmux: TmuxServer, tmp_path) -> None:
+    work = tmp_path / "proj with space"
+    work.mkdir()
+    pane = tmux.start("exec sleep 300", cwd=work)
+    info = wait_until(lambda: (p := tmux.tmux.pane(pane)) and p.current_command == "sleep" and p)
+    assert info.pane_id == pane
+    assert info.current_path == str(work)
+    assert info.pid > 0 and not info.dead
+    assert info.target.startswith(info.session_name + ":")
+    assert pane in {p.pane_id for p in tmux.tmux.list_panes()}
+
+
+def test_dead_pane_keeps_its_exit_status(tmux: TmuxServer) -> None:
+    pane = tmux.start("sleep 0.3; exit 3")
+    info = wait_until(lambda: (p := tmux.tmux.pane(pane)) and p.dead_status is not None and p,
+                      message="pane to die with a status")
+    assert info.dead
+    assert info.dead_status == 3
+    assert info.start_path  # the dead pane still says where it ran
+
+
+def test_killed_pane_reports_the_signal(tmux: TmuxServer) -> None:
+    import os
+    import signal
+
+    pane = tmux.start("exec sleep 300")
+    pid = tmux.pane(pane).pid
+    os.kill(pid, signal.SIGTERM)
+    info = wait_until(lambda: (p := tmux.tmux.pane(pane)) and p.dead and p)
+    wait_until(lambda: tmux.tmux.pane(pane).dead_signal == signal.SIGTERM)
+    assert info.dead
+
+
+def test_capture_shows_the_visible_screen_and_history(tmux: TmuxServer) -> None:
+    pane = tmux.start("seq 1 200; exec sleep 300", height=20)
+    tmux.wait_for_text(pane, "200")
+    screen = tmux.tmux.capture(pane)
+    assert screen is not None
+    lines = [x for x in screen.splitlines() if x.strip()]
+    assert lines[-1] == "200" and "1" not in lines[:1]
+    longer = tmux.tmux.capture(pane, history=100) or ""
+    assert len(longer.splitlines()) > len(screen.splitlines())
+
+
+def test_send_text_is_literal_and_never_presses_enter(tmux: TmuxServer) -> None:
+    pane = tmux.start("exec cat")
+    tricky = "echo $(whoami); {braces} ; C-c Enter"
+    tmux.tmux.send_text(pane, tricky)
+    tmux.wait_for_text(pane, tricky)
+    # cat echoes a line only after Enter: nothing beyond the typed text yet
+    assert tmux.screen(pane).count(tricky) == 1
+    tmux.tmux.send_keys(pane, "Enter")
+    wait_until(lambda: tmux.screen(pane).count(tricky) == 2)
+
+
+def test_remain_on_exit_set_by_pitcrew_keeps_the_pane(tmux: TmuxServer) -> None:
+    pane = tmux.start("exec sleep 300", keep_dead=False)
+    tmux.tmux.set_remain_on_exit(pane)
+    import os
+    import signal
+
+    os.kill(tmux.pane(pane).pid, signal.SIGKILL)
+    info = wait_until(lambda: (p := tmux.tmux.pane(pane)) and p.dead and p)
+    assert info.pane_id == pane
+
+
+def test_respawn_replaces_the_dead_process(tmux: TmuxServer) -> None:
+    pane = tmux.start("exit 1")
+    wait_until(lambda: tmux.pane(pane).dead)
+    old = tmux.pane(pane).pid
+    tmux.tmux.respawn(pane, ["sh", "-c", "echo again; exec sleep 300"])
+    tmux.wait_for_text(pane, "again")
+    info = tmux.pane(pane)
+    assert not info.dead and info.pid != old
+
+
+def test_exact_session_names_never_match_a_prefix(tmux: TmuxServer) -> None:
+    tmux.start("exec sleep 300")
+    name = tmux._first_session()
+    assert tmux.tmux.has_session(name)
+    assert not tmux.tmux.has_session(name[:-1])
+
+
+def test_reads_are_lenient_when_no_server_runs() -> None:
+    gone = Tmux("pitcrew-test-never-started", config_file="/dev/null")
+    assert gone.list_panes() == []
+    assert gone.capture("%1") is None
+    assert not gone.server_alive()
+
+
+def test_writes_to_a_missing_pane_raise_with_tmux_words(tmux: TmuxServer) -> None:
+    tmux.start("exec sleep 300")
+    with pytest.raises(TmuxError, match="send-keys failed"):
+        tmux.tmux.send_text("%999", "hello")
+
+
+def test_missing_binary_is_a_clear_error() -> None:
+    with pytest.raises(TmuxNotFound, match="tmux is not installed"):
+        Tmux("x", binary="tmux-does-not-exist").run("list-sessions")
+
+
+def test_every_short_lived_pane_reports_its_exit_status(tmux: TmuxServer) -> None:
+    """tmux 3.3a can miss a pane's SIGCHLD; the adapter makes it reap (regression test)."""
+    panes = {tmux.start(f"sleep 0.{i % 3 + 1}; exit {i}"): i for i in range(1, 13)}
+    for pane, code in panes.items():
+        info = wait_until(lambda p=pane: (x := tmux.tmux.pane(p)) and x.dead and x, timeout=15)
+        assert tmux.tmux.pane(pane).dead_status == code, info

@@ -1,0 +1,91 @@
+"""Shared fixtures. Every test gets its own PITCREW_HOME; tmux tests get their own server.
+
+Qt tests run on a real X server: when no DISPLAY is set, a private Xvfb is started for the
+whole run (before any QApplication exists, so Qt picks the xcb platform). Set
+PITCREW_TEST_REQUIRE_DESKTOP=1 (as scripts/test.sh does) to make a missing desktop piece fail
+the run instead of skipping the tests that need it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.desktop import Desktop, Missing
+from tests.support.tmux_server import FAKE_AGENT_DIR, TmuxServer, tmux_server
+
+REPO = Path(__file__).resolve().parent.parent
+_desktop = Desktop()
+
+
+def _require_desktop() -> bool:
+    return os.environ.get("PITCREW_TEST_REQUIRE_DESKTOP") == "1"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # tmux gives a new pane the PATH of the client that asked for it (ignoring `-e PATH`),
+    # so the fake agent must be on the test process's own PATH — and Pitcrew, which respawns
+    # agents, finds it there too, as it would find a real CLI on a user's PATH.
+    os.environ["PATH"] = f"{FAKE_AGENT_DIR}{os.pathsep}{os.environ.get('PATH', '')}"
+    os.environ.pop("PITCREW_TMUX_SOCKET", None)
+    os.environ.pop("PITCREW_AUTOPILOT", None)
+    if os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"):
+        return
+    try:
+        os.environ["DISPLAY"] = _desktop.start_display()
+        os.environ.pop("QT_QPA_PLATFORM", None)
+    except Missing:
+        if _require_desktop():
+            raise
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    _desktop.stop()
+
+
+@pytest.fixture(autouse=True)
+def pitcrew_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "pitcrew-home"
+    home.mkdir()
+    monkeypatch.setenv("PITCREW_HOME", str(home))
+    return home
+
+
+@pytest.fixture
+def desktop() -> Desktop:
+    return _desktop
+
+
+@pytest.fixture
+def tray_host() -> None:
+    """A running XEmbed tray (trayer) on the test display."""
+    try:
+        _desktop.start_tray_host()
+    except Missing as exc:
+        if _require_desktop():
+            raise
+        pytest.skip(str(exc))
+
+
+@pytest.fixture
+def tmux(tmp_path: Path) -> Iterator[TmuxServer]:
+    if shutil.which("tmux") is None:
+        if _require_desktop():
+            raise RuntimeError("tmux is not installed")
+        pytest.skip("tmux is not installed")
+    with tmux_server(tmp_path) as server:
+        yield server
+
+
+@pytest.fixture
+def fake_provider_installed(pitcrew_home: Path) -> Path:
+    """Drop the fake agent's provider file where a user would put their own."""
+    target = pitcrew_home / "providers"
+    target.mkdir(exist_ok=True)
+    shutil.copy(FAKE_AGENT_DIR / "fakeagent.toml", target / "fakeagent.toml")
+    return target / "fakeagent.toml"

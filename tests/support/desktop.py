@@ -1,0 +1,109 @@
+"""A headless desktop for tests: Xvfb, a tray host, a private session bus, a notification
+daemon. Each piece starts only when a test asks for it and is killed at the end of the run.
+
+Recipe verified on Debian 12 (see ../shared/STACK.md): `Xvfb -displayfd` picks a free display
+and says when it is ready; the bus config has no service directories, so nothing is
+D-Bus-activated behind our back; readiness is probed with NameHasOwner, which activates nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+class Missing(RuntimeError):
+    """A desktop piece is not installed on this machine."""
+
+
+class Desktop:
+    def __init__(self) -> None:
+        self.procs: list[subprocess.Popen[bytes]] = []
+        self.runtime = Path(tempfile.mkdtemp(prefix="pitcrew-xdg-"))
+        self.runtime.chmod(0o700)
+        self.display: str | None = None
+        self.bus: str | None = None
+        self.tray_started = False
+
+    def _spawn(self, argv: list[str], log: str, **kw: object) -> subprocess.Popen[bytes]:
+        if shutil.which(argv[0]) is None:
+            raise Missing(f"{argv[0]} is not installed")
+        out = open(self.runtime / log, "wb")  # noqa: SIM115 - closed when the process dies
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, **kw)  # type: ignore[call-overload]
+        self.procs.append(proc)
+        return proc
+
+    def start_display(self) -> str:
+        if self.display:
+            return self.display
+        read_fd, write_fd = os.pipe()
+        self._spawn(["Xvfb", "-displayfd", str(write_fd), "-screen", "0", "1280x800x24",
+                     "-nolisten", "tcp"], "xvfb.log", pass_fds=(write_fd,))
+        os.close(write_fd)
+        with os.fdopen(read_fd) as fh:
+            number = fh.readline().strip()
+        if not number:
+            raise RuntimeError(f"Xvfb did not start: {(self.runtime / 'xvfb.log').read_text()}")
+        self.display = f":{number}"
+        return self.display
+
+    def start_tray_host(self) -> None:
+        if self.tray_started:
+            return
+        env = {**os.environ, "DISPLAY": self.start_display()}
+        self._spawn(["trayer", "--edge", "top", "--align", "right", "--widthtype", "pixel",
+                     "--width", "160", "--height", "32", "--SetDockType", "true",
+                     "--transparent", "false"], "trayer.log", env=env)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            probe = subprocess.run(["xdotool", "search", "--class", "trayer"], env=env,
+                                   capture_output=True)
+            if probe.returncode == 0:
+                self.tray_started = True
+                return
+            time.sleep(0.1)
+        raise RuntimeError("trayer did not appear")
+
+    def start_bus(self) -> str:
+        if self.bus:
+            return self.bus
+        if shutil.which("dbus-daemon") is None:
+            raise Missing("dbus-daemon is not installed")
+        out = subprocess.run(
+            ["dbus-daemon", f"--config-file={HERE / 'session-bus.conf'}", "--fork",
+             "--print-address=1", "--print-pid=1"],
+            capture_output=True, text=True, check=True,
+        ).stdout.split("\n")
+        self.bus = out[0].strip()
+        self._bus_pid = int(out[1])
+        return self.bus
+
+    def has_owner(self, name: str) -> bool:
+        probe = subprocess.run(
+            ["dbus-send", "--session", "--print-reply", "--dest=org.freedesktop.DBus",
+             "/org/freedesktop/DBus", "org.freedesktop.DBus.NameHasOwner", f"string:{name}"],
+            env={**os.environ, "DBUS_SESSION_BUS_ADDRESS": self.start_bus()},
+            capture_output=True, text=True,
+        )
+        return "true" in probe.stdout
+
+    def stop(self) -> None:
+        for proc in reversed(self.procs):
+            with contextlib.suppress(OSError):
+                proc.terminate()
+        for proc in self.procs:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(3)
+            if proc.poll() is None:
+                proc.kill()
+        if self.bus:
+            with contextlib.suppress(OSError):
+                os.kill(self._bus_pid, 15)
+        shutil.rmtree(self.runtime, ignore_errors=True)

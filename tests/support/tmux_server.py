@@ -1,0 +1,116 @@
+"""A real, isolated tmux server per test (`tmux -L pitcrew-test-<random> -f /dev/null`)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import time
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+
+import psutil
+
+from supervisor.adapters.tmux import PaneInfo, Tmux
+from tests.support.waiting import wait_until
+
+FAKE_AGENT_DIR = Path(__file__).resolve().parent.parent / "fake_agent"
+
+
+class TmuxServer:
+    """Starts panes on a private server; the finalizer kills every process it started."""
+
+    def __init__(self, root: Path) -> None:
+        self.name = f"pitcrew-test-{uuid.uuid4().hex[:10]}"
+        self.tmux = Tmux(self.name, config_file="/dev/null", timeout=10)
+        self.root = root
+        self.home = root / "home"
+        self.home.mkdir(parents=True, exist_ok=True)
+        self.fake_home = root / "fakeagent-home"
+        self.env = {
+            "HOME": str(self.home),
+            "FAKEAGENT_HOME": str(self.fake_home),
+            "TERM": "xterm-256color",
+            "LANG": "C.UTF-8",
+            "PS1": "$ ",
+        }
+        self._pids: set[int] = set()
+
+    def start(self, command: str | Sequence[str], cwd: Path | str | None = None,
+              env: Mapping[str, str] | None = None, width: int = 120, height: int = 40,
+              keep_dead: bool = True) -> str:
+        """Run `command` in a new session's pane; returns the pane id."""
+        argv = [command] if isinstance(command, str) else [shlex.join(command)]
+        cwd = str(cwd or self.root)
+        merged = {**self.env, **(env or {})}
+        session = f"s{uuid.uuid4().hex[:6]}"
+        if not self.tmux.server_alive():
+            pane = self.tmux.new_session(session, ["sh", "-c", "exec sleep 86400"], cwd,
+                                         width, height, merged)
+            self.tmux.run("set-option", "-g", "remain-on-exit", "on" if keep_dead else "off")
+            self._pids.add(self.pane(pane).pid)
+        pane = self.tmux.new_window(f"{self._first_session()}", argv, cwd, env=merged)
+        if keep_dead:
+            self.tmux.set_remain_on_exit(pane)
+        info = self.pane(pane)
+        self._pids.add(info.pid)
+        return pane
+
+    def _first_session(self) -> str:
+        out = self.tmux.run("list-sessions", "-F", "#{session_name}").stdout.split()
+        return out[0]
+
+    def pane(self, pane_id: str) -> PaneInfo:
+        info = self.tmux.pane(pane_id)
+        assert info is not None, f"pane {pane_id} is gone"
+        return info
+
+    def screen(self, pane_id: str) -> str:
+        return self.tmux.capture(pane_id) or ""
+
+    def wait_for_text(self, pane_id: str, needle: str, timeout: float = 15.0) -> str:
+        return wait_until(lambda: needle in self.screen(pane_id) and self.screen(pane_id),
+                          timeout, message=f"{needle!r} on {pane_id}:\n{self.screen(pane_id)}")
+
+    def type(self, pane_id: str, text: str, enter: bool = True) -> None:
+        self.tmux.send_text(pane_id, text)
+        if enter:
+            self.tmux.send_keys(pane_id, "Enter")
+
+    def stop(self) -> None:
+        pids = set(self._pids)
+        for pane in self.tmux.list_panes():
+            pids.add(pane.pid)
+        procs = []
+        for pid in pids:
+            with contextlib.suppress(psutil.Error):
+                root = psutil.Process(pid)
+                procs += [root, *root.children(recursive=True)]
+        for proc in procs:
+            with contextlib.suppress(psutil.Error):
+                proc.kill()
+        with contextlib.suppress(Exception):
+            self.tmux.run("kill-server")
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and any(_running(p) for p in procs):
+            time.sleep(0.02)
+        sock = Path(f"/tmp/tmux-{os.getuid()}") / self.name
+        with contextlib.suppress(OSError):
+            sock.unlink()
+
+
+def _running(proc: psutil.Process) -> bool:
+    try:
+        return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+@contextlib.contextmanager
+def tmux_server(root: Path) -> Iterator[TmuxServer]:
+    server = TmuxServer(root)
+    try:
+        yield server
+    finally:
+        server.stop()
