@@ -59,7 +59,7 @@ class Scanner(QObject):
         while not self._stop.is_set():
             try:
                 found = tuple(scan(ctx.tmux, ctx.active_providers, now_utc(), local_zone()))
-            except Exception as exc:  # noqa: BLE001 - keep scanning; report the problem once
+            except Exception as exc:
                 self.problem.emit(f"scan failed: {exc}")
                 found = ()
             self.snapshot.emit(found)
@@ -79,13 +79,13 @@ class Tray(QObject):
         self.menu.aboutToShow.connect(self.rebuild_menu)
         self.tray.setContextMenu(self.menu)
         self.render()
-        self.thread = QThread()
+        self.worker = QThread()
         self.scanner = Scanner(tmux_socket)
-        self.scanner.moveToThread(self.thread)
-        self.thread.started.connect(self.scanner.run)
+        self.scanner.moveToThread(self.worker)
+        self.worker.started.connect(self.scanner.run)
         self.scanner.snapshot.connect(self.on_snapshot)
         self.scanner.problem.connect(lambda line: print(f"pitcrew: {line}", file=sys.stderr))
-        self.thread.start()
+        self.worker.start()
         self.rebuild_menu()
 
     @Slot(object)
@@ -125,8 +125,8 @@ class Tray(QObject):
     @Slot()
     def quit(self) -> None:
         self.scanner.stop()
-        self.thread.quit()
-        self.thread.wait(5000)
+        self.worker.quit()
+        self.worker.wait(5000)
         self.tray.hide()
         self.app.quit()
 

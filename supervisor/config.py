@@ -79,7 +79,9 @@ def load_config(path: Path) -> LoadedConfig:
             errors.append(f"{where}: {section}: unknown section (ignored)")
         elif isinstance(table, dict):
             errors.extend(
-                f"{where}: {section}.{k}: unknown setting (ignored)" for k in table if k not in known
+                f"{where}: {section}.{k}: unknown setting (ignored)"
+                for k in table
+                if k not in known
             )
     return LoadedConfig(config, tuple(errors))
 

@@ -52,8 +52,8 @@ def local_zone() -> dt.tzinfo:
     try:
         import tzlocal
 
-        return tzlocal.get_localzone()  # type: ignore[no-any-return]
-    except Exception:  # noqa: BLE001 - any failure to name the zone falls back the same way
+        return tzlocal.get_localzone()
+    except Exception:
         return dt.datetime.now().astimezone().tzinfo or dt.UTC
 
 

@@ -194,7 +194,7 @@ class Tmux:
 
     def list_panes(self, reap: bool = True) -> list[PaneInfo]:
         """Every pane of every session on this server; [] when there is no server."""
-        fmt = SEP.join("#{%s}" % name for name in PANE_FIELDS)
+        fmt = SEP.join(f"#{{{name}}}" for name in PANE_FIELDS)
         try:
             result = self.run("list-panes", "-a", "-F", fmt)
         except TmuxNotFound:

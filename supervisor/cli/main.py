@@ -98,7 +98,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
-    except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, log has the rest
+    except Exception as exc:
         log.exception("internal error in %s", args.command)
         print(f"pitcrew: internal error: {exc} (details in the log: "
               f"{commands.log_path()})", file=sys.stderr)

@@ -165,7 +165,7 @@ def _finish(
     evidence = lines[index].strip()[:EVIDENCE_CHARS]
     window = "\n".join(lines[max(0, index - 2): index + 4])
     cause = next(
-        (name for name, patterns in rules.causes.items() if any(p.search(window) for p in patterns)),
+        (name for name, rxs in rules.causes.items() if any(rx.search(window) for rx in rxs)),
         None,
     )
     if state not in _WITH_RESET:

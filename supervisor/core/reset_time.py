@@ -54,7 +54,8 @@ _ISO = re.compile(
     re.IGNORECASE,
 )
 _RELATIVE = re.compile(
-    rf"(?:try again|resets?|available(?: again)?|retry|wait|come back)\s+in\s+(?:about\s+)?({_DURATION})",
+    rf"(?:try again|resets?|available(?: again)?|retry|wait|come back)\s+in\s+"
+    rf"(?:about\s+)?({_DURATION})",
     re.IGNORECASE,
 )
 _DATE = (

@@ -14,7 +14,7 @@ import re
 import string
 import tomllib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +46,7 @@ class Registry:
 
     providers: Mapping[str, Provider]
     errors: tuple[str, ...]
-    generic_screen: ScreenRules = ScreenRules()   # the common markers alone (no provider given)
+    generic_screen: ScreenRules = field(default_factory=ScreenRules)  # common markers alone
 
     def get(self, name: str) -> Provider | None:
         return self.providers.get(name)
@@ -126,14 +126,14 @@ def build(
     if not _NAME.match(name):
         raise ConfigError(where, f"bad provider name {name!r} (use lowercase letters, digits, -)")
     top = _Table(data, where)
-    schema = top.int("schema", SCHEMA)
+    schema = top.integer("schema", SCHEMA)
     if schema != SCHEMA:
         raise ConfigError(where, f"schema: this Pitcrew reads schema {SCHEMA}, not {schema}")
     provider = Provider(
         name=name,
-        display_name=top.str("display_name", name),
-        homepage=top.str("homepage", ""),
-        install=top.str("install", ""),
+        display_name=top.text("display_name", name),
+        homepage=top.text("homepage", ""),
+        install=top.text("install", ""),
         process=_process(top.table("process", required=True)),
         launch=_launch(top.table("launch", required=True)),
         resume=_resume(top.table("resume", required=True)),
@@ -177,20 +177,22 @@ class _Table:
             raise self.fail(key, f"expected {label}, got {type(value).__name__}")
         return value
 
-    def str(self, key: str, default: Any = None) -> Any:
+    def text(self, key: str, default: Any = None) -> Any:
         return self._get(key, default, (str,), "a string")
 
-    def int(self, key: str, default: Any = None) -> Any:
+    def integer(self, key: str, default: Any = None) -> Any:
         return self._get(key, default, (int,), "an integer")
 
     def number(self, key: str, default: Any = None) -> Any:
         return float(self._get(key, default, (int, float), "a number"))
 
-    def bool(self, key: str, default: Any = None) -> Any:
+    def flag(self, key: str, default: Any = None) -> Any:
         return self._get(key, default, (bool,), "true or false")
 
     def strings(self, key: str, default: Any = ()) -> tuple[str, ...]:
         value = self._get(key, default, (list, tuple), "a list of strings")
+        if value is None:
+            return None  # type: ignore[return-value]  # only when the caller passed None
         if not all(isinstance(v, str) for v in value):
             raise self.fail(key, "expected a list of strings")
         return tuple(value)
@@ -221,7 +223,7 @@ def _placeholders(t: _Table, key: str, parts: Iterable[str], allowed_for: str) -
             raise t.fail(key, f"bad template {part!r}: {exc}") from None
         for name in fields:
             if name not in allowed:
-                hint = ", ".join("{%s}" % a for a in sorted(allowed)) or "none"
+                hint = ", ".join(f"{{{a}}}" for a in sorted(allowed)) or "none"
                 raise t.fail(key, f"unknown placeholder {{{name}}} (allowed: {hint})")
 
 
@@ -269,7 +271,7 @@ def _resume(t: _Table) -> Resume:
     resume = Resume(
         by_id=_command(t, "by_id", "resume.by_id"),
         latest=_command(t, "latest", "resume.latest"),
-        unsupported=t.str("unsupported"),
+        unsupported=t.text("unsupported"),
     )
     t.done()
     if resume.supported and resume.unsupported:
@@ -282,7 +284,7 @@ def _resume(t: _Table) -> Resume:
 
 
 def _field_ref(t: _Table, key: str, default: str | None) -> FieldRef | None:
-    raw = t.str(key, default)
+    raw = t.text(key, default)
     if raw is None:
         return None
     kind, _, arg = raw.partition(":")
@@ -300,7 +302,7 @@ def _field_ref(t: _Table, key: str, default: str | None) -> FieldRef | None:
 
 
 def _sessions(t: _Table) -> SessionStore:
-    glob = t.str("glob")
+    glob = t.text("glob")
     if glob is not None:
         _placeholders(t, "glob", [glob], "sessions.glob")
     escape = t.strings("cwd_escape", ("[^A-Za-z0-9-]", "-"))
@@ -310,27 +312,27 @@ def _sessions(t: _Table) -> SessionStore:
     sqlite = None
     if "sqlite" in t.data:
         s = t.table("sqlite")
-        sqlite = SqliteQuery(s.str("path", _REQUIRED), s.str("query", _REQUIRED))
+        sqlite = SqliteQuery(s.text("path", _REQUIRED), s.text("query", _REQUIRED))
         if sqlite.query.count("?") != 1:
             raise s.fail("query", "needs exactly one ? (the working directory)")
         s.done()
     store = SessionStore(
-        config_dir=t.str("config_dir", ""),
-        config_dir_env=t.str("config_dir_env"),
+        config_dir=t.text("config_dir", ""),
+        config_dir_env=t.text("config_dir_env"),
         glob=glob,
         cwd_escape=(escape[0], escape[1]),
         id=_field_ref(t, "id", "stem") or FieldRef("stem"),
         cwd=_field_ref(t, "cwd", None),
         sqlite=sqlite,
-        scan_limit=t.int("scan_limit", 200),
+        scan_limit=t.integer("scan_limit", 200),
     )
     t.done()
     return store
 
 
 def _screen(t: _Table, common: Mapping[str, Any], where: str) -> ScreenRules:
-    inherit = t.bool("inherit_common", True)
-    chrome = t.int("chrome_lines", 15)
+    inherit = t.flag("inherit_common", True)
+    chrome = t.integer("chrome_lines", 15)
     if not 3 <= chrome <= 200:
         raise t.fail("chrome_lines", "expected 3..200")
     markers: dict[ScreenState, tuple[re.Pattern[str], ...]] = {}
@@ -351,7 +353,7 @@ def _screen(t: _Table, common: Mapping[str, Any], where: str) -> ScreenRules:
         causes=causes,
         input=_regexes(t, "input", t.strings("input")),
         placeholders=_regexes(t, "placeholders", t.strings("placeholders")),
-        continue_message=t.str("continue_message"),
+        continue_message=t.text("continue_message"),
     )
     for rx in screen.input:
         if "text" not in rx.groupindex:
@@ -377,7 +379,7 @@ def _checker(t: _Table) -> Checker:
     assert argv is not None
     model = t.strings("model")
     _placeholders(t, "model", model, "checker.model")
-    prompt = t.str("prompt", "stdin")
+    prompt = t.text("prompt", "stdin")
     if prompt not in ("stdin", "arg"):
         raise t.fail("prompt", "expected \"stdin\" or \"arg\"")
     if (prompt == "arg") != ("{prompt}" in " ".join(argv.argv)):
@@ -396,6 +398,6 @@ def _checker(t: _Table) -> Checker:
 def _strings_map(t: _Table) -> dict[str, str]:
     out = {}
     for key in t.data:
-        out[key] = t.str(key)
+        out[key] = t.text(key)
     t.done()
     return out

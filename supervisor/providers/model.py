@@ -88,7 +88,7 @@ class Resume:
 
 @dataclass(frozen=True, slots=True)
 class FieldRef:
-    """Where a value lives in a session file: `stem`, `parent`, `regex:…`, `json:a.b`, `yaml:key`."""
+    """Where a session file keeps a value: `stem`, `parent`, `regex:…`, `json:a.b`, `yaml:key`."""
 
     kind: str
     arg: str = ""

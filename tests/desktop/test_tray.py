@@ -39,7 +39,7 @@ def test_tray_icon_appears_menu_opens_and_quit_exits(tmp_path: Path) -> None:
     proc = subprocess.Popen([sys.executable, "-m", "supervisor", "tray"], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        wid, x, y = wait_until(_icon_window, timeout=20, message="tray icon embedded")
+        _, x, y = wait_until(_icon_window, timeout=20, message="tray icon embedded")
         _xdotool("mousemove", str(x + 5), str(y + 5), "click", "3")
         wait_until(lambda: len(_xdotool("search", "--onlyvisible", "--class", "pitcrew")
                                .stdout.split()) >= 2, message="context menu shown")
@@ -76,6 +76,6 @@ def test_menu_lists_each_agent_terminal_with_its_state(
         assert "waiting on you" in tray.tray.toolTip()
     finally:
         tray.scanner.stop()
-        tray.thread.quit()
-        tray.thread.wait(5000)
+        tray.worker.quit()
+        tray.worker.wait(5000)
         tray.tray.hide()

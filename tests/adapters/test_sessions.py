@@ -1,0 +1,117 @@
+"""Session ids from the CLIs' own session files (synthetic layouts; real samples in
+tests/fixtures/sessions are covered by test_session_samples.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from pathlib import Path
+
+from supervisor.adapters.sessions import escape_cwd, find_session, session_exists
+from supervisor.providers.model import FieldRef, SessionStore, SqliteQuery
+
+CLAUDE = SessionStore(config_dir="~/.claude", config_dir_env="CLAUDE_CONFIG_DIR",
+                      glob="{config_dir}/projects/{cwd_escaped}/*.jsonl",
+                      cwd=FieldRef("json", "cwd"))
+
+
+def jsonl(path: Path, *records: dict, mtime: float | None = None) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    if mtime is not None:
+        os.utime(path, (mtime, mtime))
+    return path
+
+
+def test_claude_escapes_every_char_outside_alnum_and_dash() -> None:
+    assert escape_cwd(CLAUDE, "/home/me/my_proj v2.0") == "-home-me-my-proj-v2-0"
+
+
+def test_newest_session_for_the_cwd_wins(tmp_path: Path) -> None:
+    cwd = "/work/my_app"
+    folder = tmp_path / ".claude/projects/-work-my-app"
+    jsonl(folder / "old.jsonl", {"cwd": cwd}, mtime=1000)
+    jsonl(folder / "new.jsonl", {"type": "summary"}, {"cwd": cwd}, mtime=2000)
+    found = find_session(CLAUDE, cwd, home=tmp_path, environ={})
+    assert found is not None and found.session_id == "new"
+
+
+def test_escaping_collisions_are_told_apart_by_the_recorded_cwd(tmp_path: Path) -> None:
+    folder = tmp_path / ".claude/projects/-work-my-app"
+    jsonl(folder / "theirs.jsonl", {"cwd": "/work/my-app"}, mtime=2000)
+    jsonl(folder / "mine.jsonl", {"cwd": "/work/my_app"}, mtime=1000)
+    assert find_session(CLAUDE, "/work/my_app", home=tmp_path, environ={}).session_id == "mine"
+
+
+def test_config_dir_env_var_moves_the_store(tmp_path: Path) -> None:
+    alt = tmp_path / "alt"
+    jsonl(alt / "projects/-w/abc.jsonl", {"cwd": "/w"})
+    assert find_session(CLAUDE, "/w", home=tmp_path, environ={}) is None
+    found = find_session(CLAUDE, "/w", home=tmp_path, environ={"CLAUDE_CONFIG_DIR": str(alt)})
+    assert found is not None and found.session_id == "abc"
+
+
+def test_only_sessions_written_since_the_agent_started_count(tmp_path: Path) -> None:
+    jsonl(tmp_path / ".claude/projects/-w/prev.jsonl", {"cwd": "/w"}, mtime=time.time() - 600)
+    assert find_session(CLAUDE, "/w", home=tmp_path, environ={},
+                        newer_than=time.time() - 5) is None
+
+
+def test_codex_style_cwd_inside_the_first_line(tmp_path: Path) -> None:
+    store = SessionStore(config_dir="~/.codex", glob="{config_dir}/sessions/*/*/*/rollout-*.jsonl",
+                         id=FieldRef("json", "payload.id"), cwd=FieldRef("json", "payload.cwd"))
+    day = tmp_path / ".codex/sessions/2026/11/30"
+    jsonl(day / "rollout-2026-11-30T10-00-00-aaa.jsonl",
+          {"type": "session_meta", "payload": {"id": "aaa", "cwd": "/elsewhere"}}, mtime=3000)
+    jsonl(day / "rollout-2026-11-30T09-00-00-bbb.jsonl",
+          {"type": "session_meta", "payload": {"id": "bbb", "cwd": "/proj"}}, mtime=2000)
+    found = find_session(store, "/proj", home=tmp_path, environ={})
+    assert found is not None and found.session_id == "bbb"
+    assert session_exists(store, "bbb", "/proj", home=tmp_path, environ={})
+    assert not session_exists(store, "zzz", "/proj", home=tmp_path, environ={})
+
+
+def test_torn_and_garbage_files_are_skipped(tmp_path: Path) -> None:
+    folder = tmp_path / ".claude/projects/-w"
+    folder.mkdir(parents=True)
+    (folder / "torn.jsonl").write_text('{"cwd": "/w", "mess')
+    (folder / "binary.jsonl").write_bytes(b"\xff\xfe\x00garbage")
+    jsonl(folder / "good.jsonl", {"cwd": "/w"}, mtime=1)
+    assert find_session(CLAUDE, "/w", home=tmp_path, environ={}).session_id == "good"
+
+
+def test_yaml_fields_and_parent_folder_ids(tmp_path: Path) -> None:
+    store = SessionStore(config_dir="~/.copilot",
+                         glob="{config_dir}/session-state/*/workspace.yaml",
+                         id=FieldRef("yaml", "id"), cwd=FieldRef("yaml", "cwd"))
+    ws = tmp_path / ".copilot/session-state/1234/workspace.yaml"
+    ws.parent.mkdir(parents=True)
+    ws.write_text("id: 1234-abcd\ncwd: /proj\ncreated_at: 2026-11-30\n")
+    assert find_session(store, "/proj", home=tmp_path, environ={}).session_id == "1234-abcd"
+    parent = SessionStore(config_dir="~/.copilot", glob=store.glob, id=FieldRef("parent"))
+    assert find_session(parent, "/proj", home=tmp_path, environ={}).session_id == "1234"
+
+
+def test_sqlite_store_maps_a_directory_to_its_newest_session(tmp_path: Path) -> None:
+    db = tmp_path / ".local/share/tool/tool.db"
+    db.parent.mkdir(parents=True)
+    conn = sqlite3.connect(db)
+    conn.execute("create table session (id text, directory text, updated int)")
+    conn.executemany("insert into session values (?,?,?)",
+                     [("ses_old", "/p", 1), ("ses_new", "/p", 2), ("ses_x", "/q", 3)])
+    conn.commit()
+    conn.close()
+    store = SessionStore(sqlite=SqliteQuery(
+        "~/.local/share/tool/tool.db",
+        "select id from session where directory = ? order by updated desc limit 1"))
+    assert find_session(store, "/p", home=tmp_path, environ={}).session_id == "ses_new"
+    assert find_session(store, "/nowhere", home=tmp_path, environ={}) is None
+
+
+def test_a_broken_database_is_no_session_not_a_crash(tmp_path: Path) -> None:
+    db = tmp_path / "x.db"
+    db.write_text("not a database")
+    store = SessionStore(sqlite=SqliteQuery(str(db), "select id from s where d = ?"))
+    assert find_session(store, "/p", home=tmp_path, environ={}) is None

@@ -1,0 +1,88 @@
+"""The screen fixtures (tests/fixtures/screens/**): real captures and reported phrasings."""
+
+from __future__ import annotations
+
+import datetime as dt
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import resources
+from supervisor.core.classifier import classify
+from supervisor.core.screen import Classification
+from supervisor.providers.loader import Registry, load_registry
+from supervisor.providers.model import ScreenRules
+
+SCREENS = Path(__file__).resolve().parent.parent / "fixtures" / "screens"
+DEFAULT_AT = dt.datetime(2026, 11, 30, 14, 0, tzinfo=dt.UTC)
+FAKE_AGENT_DIR = Path(__file__).resolve().parent.parent / "fake_agent"
+
+
+@dataclass(frozen=True)
+class Fixture:
+    path: Path
+    provider: str
+    state: str
+    origin: str
+    captured_at: dt.datetime
+    timezone: str
+    reset_at: dt.datetime | None
+    retry_after: float | None
+    evidence: str | None
+    hard_negative: bool
+    source: str
+
+    @property
+    def id(self) -> str:
+        return str(self.path.relative_to(SCREENS).with_suffix(""))
+
+    @property
+    def text(self) -> str:
+        return self.path.read_text(encoding="utf-8")
+
+
+def _aware(value: object, zone: str) -> dt.datetime | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = dt.datetime.fromisoformat(value)
+    assert isinstance(value, dt.datetime)
+    return value if value.tzinfo else value.replace(tzinfo=ZoneInfo(zone))
+
+
+@cache
+def all_fixtures() -> tuple[Fixture, ...]:
+    found = []
+    for screen in sorted(SCREENS.rglob("*.screen")):
+        meta = tomllib.loads(screen.with_suffix(".toml").read_text(encoding="utf-8"))
+        zone = meta.get("timezone", "UTC")
+        found.append(Fixture(
+            path=screen,
+            provider=meta["provider"],
+            state=meta["state"],
+            origin=meta.get("origin", "captured"),
+            captured_at=_aware(meta.get("captured_at"), zone) or DEFAULT_AT,
+            timezone=zone,
+            reset_at=_aware(meta.get("reset_at"), zone),
+            retry_after=meta.get("retry_after"),
+            evidence=meta.get("evidence"),
+            hard_negative=bool(meta.get("hard_negative", False)),
+            source=meta.get("source", ""),
+        ))
+    return tuple(found)
+
+
+@cache
+def registry() -> Registry:
+    return load_registry(resources.providers_dir(), FAKE_AGENT_DIR)
+
+
+def rules_for(provider: str) -> ScreenRules:
+    p = registry().get(provider)
+    return p.screen if p else registry().generic_screen
+
+
+def run(fx: Fixture) -> Classification:
+    return classify(fx.text, rules_for(fx.provider), fx.captured_at, ZoneInfo(fx.timezone))
