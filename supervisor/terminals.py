@@ -104,7 +104,8 @@ def inspect_pane(
         )
     screen = None
     if read_screens:
-        text = tmux.capture(pane.pane_id)
+        # a dying pane's last screen is scrolled into history above tmux's "Pane is dead" line
+        text = tmux.capture(pane.pane_id, history=pane.height if pane.dead else 0)
         if text is None:
             return None  # the pane went away while we looked
         screen = classify(text, provider.screen, now, local)

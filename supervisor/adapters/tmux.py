@@ -14,6 +14,9 @@ Contract
   stays a zombie and `pane_dead_status` stays empty until some other child of the server
   exits (seen in about 1 of 10 short-lived panes under load). `list_panes()` then runs
   `run-shell true` once — its child's exit makes tmux reap every zombie — and lists again.
+* When a pane dies with remain-on-exit on, tmux scrolls its last screen up into history and
+  shows its "Pane is dead (status N, …)" line on an otherwise blank screen: capture a dead
+  pane with `history=<pane height>` to read what it showed last.
 * Text is typed with `send-keys -l` (literal: `;`, `{}`, `$(…)` arrive as typed); keys such as
   `Enter` are sent separately and only when asked for.
 """

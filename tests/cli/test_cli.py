@@ -150,6 +150,8 @@ def test_status_json_lists_the_agent_with_pid_cwd_session_and_state(
     assert row["session_id"] in {f.stem for f in session_files}
     assert rows[crashed]["dead"] and rows[crashed]["dead_status"] == 3
     assert rows[crashed]["agent_pid"] is None
+    assert rows[crashed]["screen"]["state"] == "crashed"  # its last screen, scrolled up by tmux
+    assert rows[crashed]["screen"]["evidence"] == "fatal: simulated crash (exit 3)"
     human = pitcrew("--tmux-socket", tmux.name, "status")
     assert "exited (3)" in human.stdout and "busy" in human.stdout
 

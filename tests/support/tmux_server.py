@@ -67,7 +67,10 @@ class TmuxServer:
         return info
 
     def screen(self, pane_id: str) -> str:
-        return self.tmux.capture(pane_id) or ""
+        """What the pane shows; for a dead pane, what it showed last (tmux scrolled it up)."""
+        info = self.tmux.pane(pane_id)
+        history = info.height if info is not None and info.dead else 0
+        return self.tmux.capture(pane_id, history=history) or ""
 
     def wait_for_text(self, pane_id: str, needle: str, timeout: float = 15.0) -> str:
         return wait_until(lambda: needle in self.screen(pane_id) and self.screen(pane_id),
