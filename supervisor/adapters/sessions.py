@@ -15,6 +15,7 @@ import logging
 import os
 import re
 import sqlite3
+import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -109,6 +110,8 @@ def _expand(template: str, store: SessionStore, cfg: Path, home: Path, cwd: str)
         "cwd_escaped": globlib.escape(escape_cwd(store, cwd)),
         "cwd_basename": globlib.escape(os.path.basename(cwd.rstrip("/")) or "/"),
         "cwd_sha256": hashlib.sha256(cwd.encode()).hexdigest(),
+        "cwd_md5": hashlib.md5(cwd.encode(), usedforsecurity=False).hexdigest(),
+        "cwd_urlencoded": globlib.escape(urllib.parse.quote(cwd, safe="")),
     }
     expanded = template.format_map(values)
     if expanded.startswith("~/"):
@@ -161,14 +164,19 @@ def _read_field(ref: FieldRef, path: str) -> str | None:
         m = re.search(ref.arg, path)
         return m.group(1) if m else None
     if ref.kind == "json":
-        for line in _head(path):
+        lines = _head(path)
+        for line in lines:
             try:
                 value = _dig(json.loads(line), ref.arg)
             except ValueError:
                 continue  # torn or non-JSON line
             if isinstance(value, str) and value:
                 return value
-        return None
+        try:  # a pretty-printed JSON document rather than JSON lines
+            value = _dig(json.loads("\n".join(lines)), ref.arg)
+        except ValueError:
+            return None
+        return value if isinstance(value, str) and value else None
     if ref.kind == "yaml":
         rx = re.compile(rf"^{re.escape(ref.arg)}:\s*['\"]?(.*?)['\"]?\s*$")
         for line in _head(path):

@@ -25,8 +25,10 @@ PLACEHOLDERS: Mapping[str, frozenset[str]] = {
     "resume.latest": frozenset({"model_args"}),
     "checker.argv": frozenset({"model_args", "prompt"}),
     "checker.model": frozenset({"model"}),
+    # {cwd_sha256:.12} keeps the first 12 characters (a Python format spec)
     "sessions.glob": frozenset(
-        {"home", "config_dir", "cwd", "cwd_escaped", "cwd_basename", "cwd_sha256"}
+        {"home", "config_dir", "cwd", "cwd_escaped", "cwd_basename", "cwd_sha256", "cwd_md5",
+         "cwd_urlencoded"}
     ),
 }
 MODEL_SPLICE = "{model_args}"

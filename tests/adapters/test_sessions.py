@@ -73,6 +73,23 @@ def test_codex_style_cwd_inside_the_first_line(tmp_path: Path) -> None:
     assert not session_exists(store, "zzz", "/proj", home=tmp_path, environ={})
 
 
+def test_hashed_and_encoded_cwd_folders(tmp_path: Path) -> None:
+    import hashlib
+
+    cwd = "/work/my app"
+    sha12 = hashlib.sha256(cwd.encode()).hexdigest()[:12]
+    hashed = SessionStore(config_dir="~/.k",
+                          glob="{config_dir}/wd_{cwd_basename}_{cwd_sha256:.12}/*/state.json",
+                          id=FieldRef("parent"))
+    jsonl(tmp_path / f".k/wd_my app_{sha12}/session_1/state.json", {})
+    assert find_session(hashed, cwd, home=tmp_path, environ={}).session_id == "session_1"
+    encoded = SessionStore(config_dir="~/.g",
+                           glob="{config_dir}/sessions/{cwd_urlencoded}/*/summary.json",
+                           id=FieldRef("json", "info.id"))
+    jsonl(tmp_path / ".g/sessions/%2Fwork%2Fmy%20app/x/summary.json", {"info": {"id": "01a2"}})
+    assert find_session(encoded, cwd, home=tmp_path, environ={}).session_id == "01a2"
+
+
 def test_torn_and_garbage_files_are_skipped(tmp_path: Path) -> None:
     folder = tmp_path / ".claude/projects/-w"
     folder.mkdir(parents=True)
@@ -115,3 +132,12 @@ def test_a_broken_database_is_no_session_not_a_crash(tmp_path: Path) -> None:
     db.write_text("not a database")
     store = SessionStore(sqlite=SqliteQuery(str(db), "select id from s where d = ?"))
     assert find_session(store, "/p", home=tmp_path, environ={}) is None
+
+
+def test_pretty_printed_json_documents_are_read_too(tmp_path: Path) -> None:
+    store = SessionStore(config_dir="~/.c", glob="{config_dir}/s/*/*.json",
+                         id=FieldRef("json", "id"), cwd=FieldRef("json", "cwd"))
+    path = tmp_path / ".c/s/x/x.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"id": "pretty", "cwd": "/p"}, indent=2))
+    assert find_session(store, "/p", home=tmp_path, environ={}).session_id == "pretty"
