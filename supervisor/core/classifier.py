@@ -9,19 +9,23 @@ input box and the few lines just above it). Only the chrome tells the state, so:
 1. Only the last `chrome_lines` non-blank lines are read (the visible screen's tail), each cut
    to a bounded length; a 5,000-line scrollback costs the same as a screen.
 2. Lines that look like code — inside a ``` fence, or diff lines (`+`/`-`, with or without a
-   line number) — never count as evidence for an error state.
+   line number) — and lines the provider declares as transcript (`screen.transcript`: the
+   agent's prose and tool output) never count as evidence for a limit, a connection error, a
+   crash or a continue prompt.
 3. A busy indicator (spinner, "esc to interrupt") means the agent is working. Error text above
-   it is transcript, except a "retrying" line right above the spinner, which is the CLI
-   reporting its own retries; anything on or below the busy line (a dialog drawn under it)
-   wins over busy.
-4. Without a busy indicator, the lowest blocking match (limit, login, upgrade, continue,
-   connection, crash, question, picker) decides; when one dialog block holds several, the most
-   urgent wins (a limit menu is a picker *about* a rate limit: it is `rate_limit`).
-5. Text the user typed into the input box and did not send is `draft` — unless a dialog is
+   it is transcript, except a "retrying" line at or just above the topmost busy line (the CLI
+   reporting its own retries); anything drawn below the busy lines (a dialog) wins over busy.
+4. Without a busy indicator, the newest (lowest) blocking message decides. A menu (question,
+   picker) defers to a limit, login, upgrade or continue notice just above it that explains it
+   (a limit menu is `rate_limit`), a picker to the question it answers, and a crash report to
+   a limit or login it names (holds that a restart cannot fix).
+5. tmux's "Pane is dead" footer, or a shell prompt on the last line, means the agent is gone:
+   `crashed` — unless its last words name a limit or login.
+6. Text the user typed into the input box and did not send is `draft` — unless a dialog is
    drawn below the input box. Placeholder hints count as an empty box. An empty box is `idle`.
-6. Nothing recognised is `unknown`, never a guess.
+7. Nothing recognised is `unknown`, never a guess.
 
-Reset times and retry delays are read from the evidence line and its neighbours only.
+Reset times and retry delays are read from the deciding message first, then its neighbours.
 """
 
 from __future__ import annotations
@@ -45,6 +49,25 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _PANE_DEAD = re.compile(r"^Pane is dead( \(.*\))?\s*$")
 _FENCE = re.compile(r"^\s*(?:[│┃|]\s*)?(?:```|~~~)")
 _DIFF = re.compile(r"^\s*(?:[│┃|⎿]\s*)?(?:\d+\s*)?[+\-](?=\s|$)(?!\s*[+\-]{2})")
+MESSAGE_LINES = 4        # lines a hard-wrapped message may span
+_SENTENCE_END = (".", "!", "?", ":", "…")
+_CONTINUATION = re.compile(r"^\s*[a-z'\"\]\}),.]")
+_NEW_MESSAGE = re.compile(r"^\s*[⎿■●✗✕✘⚠❯›>╭╰│─•◆✻✶*+-]|^\s*\d+[.)]\s")
+_HOLDS = frozenset({ScreenState.LOGIN_REQUIRED, ScreenState.RATE_LIMIT})
+_NOT_FROM_TRANSCRIPT = frozenset(
+    {ScreenState.RATE_LIMIT, ScreenState.CONNECTION_LOST, ScreenState.CRASHED,
+     ScreenState.CONTINUE_PROMPT}
+)
+_NOTICES = frozenset({ScreenState.LOGIN_REQUIRED, ScreenState.RATE_LIMIT,
+                      ScreenState.UPGRADE_PROMPT, ScreenState.CONTINUE_PROMPT})
+_EXPLAINED_BY: dict[ScreenState, frozenset[ScreenState]] = {
+    ScreenState.PICKER: _NOTICES | {ScreenState.QUESTION},
+    ScreenState.QUESTION: _NOTICES,
+    ScreenState.CRASHED: _HOLDS,
+}
+# A shell prompt on the last line: the agent is gone and its shell is back.
+_SHELL_PROMPT = re.compile(r"^\s*(\(\S+\)\s*)?(\S+@[\w.-]+(:\S*)?\s*)?[$#%]\s*$")
+_STACK_FRAME = re.compile(r"^\s+at \S|^\s+File \".*\", line \d+")
 _RETRYING = re.compile(r"retry(?:ing)?\b|attempt \d+\s*(?:/|of)\s*\d+|reconnecting", re.I)
 _WITH_RESET = frozenset(
     {ScreenState.RATE_LIMIT, ScreenState.CONNECTION_LOST, ScreenState.CONTINUE_PROMPT,
@@ -54,21 +77,30 @@ _WITH_RESET = frozenset(
 
 @dataclass(frozen=True, slots=True)
 class _Hit:
-    index: int
+    index: int        # line number on screen
+    rank: int         # position among the non-blank chrome lines (spans count these)
     state: ScreenState
 
 
 def visible_lines(text: str) -> list[str]:
     """The screen's lines as the classifier reads them: no escapes, no tmux footer, bounded."""
+    return _visible(text)[0]
+
+
+def _visible(text: str) -> tuple[list[str], str | None]:
+    """(lines, tmux's dead-pane footer if the screen ends with one)."""
     tail = text[-MAX_LINES * (MAX_LINE_CHARS + 1):]
     lines = tail.splitlines()[-MAX_LINES:]
     out = []
     for line in lines:
         line = _CONTROL.sub("", _ANSI.sub("", line[: MAX_LINE_CHARS * 4]))[:MAX_LINE_CHARS]
         out.append(line.rstrip())
+    footer = None
     while out and (not out[-1].strip() or _PANE_DEAD.match(out[-1].strip())):
-        out.pop()
-    return out
+        last = out.pop().strip()
+        if last and footer is None:
+            footer = last
+    return out, footer
 
 
 def _code_mask(lines: list[str]) -> list[bool]:
@@ -87,20 +119,41 @@ def classify(
     text: str, rules: ScreenRules, now: dt.datetime, local: dt.tzinfo
 ) -> Classification:
     """Classify one screen. Never raises on any text; reads at most `chrome_lines` lines."""
-    lines = visible_lines(text)
+    lines, dead_footer = _visible(text)
     chrome = [i for i, line in enumerate(lines) if line.strip()][-rules.chrome_lines:]
     if not chrome:
+        if dead_footer:
+            return Classification(ScreenState.CRASHED, dead_footer)
         return Classification(ScreenState.UNKNOWN)
     code = _code_mask(lines)
     hits: list[_Hit] = []
-    for i in reversed(chrome):
+    for rank, i in enumerate(chrome):
+        prose = code[i] or any(rx.search(lines[i]) for rx in rules.transcript)
         for state, patterns in rules.markers.items():
-            if code[i] and state not in (ScreenState.BUSY, ScreenState.IDLE):
+            if prose and state in _NOT_FROM_TRANSCRIPT:
                 continue
             if any(p.search(lines[i]) for p in patterns):
-                hits.append(_Hit(i, state))
+                hits.append(_Hit(i, rank, state))
+    if dead_footer or _SHELL_PROMPT.match(lines[chrome[-1]]):
+        return _gone(hits, lines, chrome, dead_footer, rules, now, local)
     decided = _decide(lines, chrome, hits, rules)
     return _finish(decided, lines, rules, now, local)
+
+
+def _gone(
+    hits: list[_Hit], lines: list[str], chrome: list[int], footer: str | None,
+    rules: ScreenRules, now: dt.datetime, local: dt.tzinfo,
+) -> Classification:
+    """The agent is gone: a crash, unless its last words name a limit or login (a hold)."""
+    last_words = [h for h in hits
+                  if h.state in BLOCKING_PRIORITY and h.rank >= len(chrome) - BLOCK_SPAN]
+    held = [h for h in last_words if h.state in _HOLDS]
+    if held:
+        return _finish(_newest(held), lines, rules, now, local)
+    if last_words:  # say why it died, in its own words
+        _, index = _newest(last_words)
+        return _finish((ScreenState.CRASHED, index), lines, rules, now, local)
+    return Classification(ScreenState.CRASHED, footer or lines[chrome[-1]].strip())
 
 
 def _decide(
@@ -110,16 +163,19 @@ def _decide(
     busy = [h.index for h in hits if h.state is ScreenState.BUSY]
     draft_at = _draft_line(lines, chrome, rules)
     if busy:
-        b = max(busy)
+        top, bottom = min(busy), max(busy)
+        top_rank = min(h.rank for h in hits if h.index == top)
         over = [
             h for h in blocking
-            if h.index >= b or (h.index >= b - RETRY_SPAN and _RETRYING.search(lines[h.index]))
+            if h.index > bottom
+            or (h.rank >= top_rank - RETRY_SPAN and _RETRYING.search(lines[h.index]))
+            or h.index in busy
         ]
         if over:
             return _most_urgent(over)
-        return ScreenState.BUSY, b
+        return ScreenState.BUSY, top
     if draft_at is not None:
-        below = [h for h in blocking if h.index > draft_at]
+        below = [h for h in blocking if h.index >= draft_at]
         if not below:
             return ScreenState.DRAFT, draft_at
         return _most_urgent(below)
@@ -131,16 +187,33 @@ def _decide(
     return ScreenState.UNKNOWN, -1
 
 
-def _most_urgent(hits: list[_Hit]) -> tuple[ScreenState, int]:
+def _newest(hits: list[_Hit]) -> tuple[ScreenState, int]:
+    """The lowest hit; on one line, the most urgent state."""
     lowest = max(h.index for h in hits)
-    block = [h for h in hits if h.index >= lowest - BLOCK_SPAN]
-    best = min(block, key=lambda h: (BLOCKING_PRIORITY.index(h.state), -h.index))
+    best = min((h for h in hits if h.index == lowest),
+               key=lambda h: BLOCKING_PRIORITY.index(h.state))
     return best.state, best.index
+
+
+def _most_urgent(hits: list[_Hit]) -> tuple[ScreenState, int]:
+    """The newest message — unless it is a menu or crash that a notice just above explains."""
+    state, index = _newest(hits)
+    stronger = _EXPLAINED_BY.get(state)
+    rank = max(h.rank for h in hits if h.index == index)
+    if stronger:
+        near = [h for h in hits if h.state in stronger and rank - BLOCK_SPAN <= h.rank <= rank]
+        if near:
+            return _newest(near)  # the closest notice above explains the menu
+    if state in (ScreenState.QUESTION, ScreenState.PICKER):  # a menu reads from its first line
+        index = min(h.index for h in hits if h.state is state and h.rank >= rank - BLOCK_SPAN)
+    return state, index
 
 
 def _draft_line(lines: list[str], chrome: list[int], rules: ScreenRules) -> int | None:
     """The input line's index when it holds unsent text, else None."""
     for i in reversed(chrome):
+        if rules.input_frame is not None and (i == 0 or not rules.input_frame.search(lines[i - 1])):
+            continue
         for rx in rules.input:
             m = rx.search(lines[i])
             if m is None:
@@ -162,13 +235,31 @@ def _finish(
     state, index = decided
     if index < 0:
         return Classification(state)
+    if state is ScreenState.CRASHED:
+        while index > 0 and _STACK_FRAME.match(lines[index]):
+            index -= 1  # a stack trace's headline is the line above its frames
+    for _ in range(MESSAGE_LINES):  # a hard-wrapped message: show its first line
+        above = lines[index - 1].rstrip() if index > 0 else ""
+        if above and not above.endswith(_SENTENCE_END) and _CONTINUATION.match(lines[index]):
+            index -= 1
     evidence = lines[index].strip()[:EVIDENCE_CHARS]
-    window = "\n".join(lines[max(0, index - 2): index + 4])
+    message = [lines[index]]
+    for line in lines[index + 1: index + 1 + MESSAGE_LINES]:
+        if not line.strip() or _NEW_MESSAGE.match(line):
+            break
+        message.append(line)
+    near = lines[max(0, index - 2): index + 6]
+    window = "\n".join(near)
     cause = next(
         (name for name, rxs in rules.causes.items() if any(rx.search(window) for rx in rxs)),
         None,
     )
     if state not in _WITH_RESET:
         return Classification(state, evidence, cause=cause)
-    info = parse_reset(window, now, local)
+    info = parse_reset(" ".join(message), now, local)  # the deciding message first: the newest
+    if info.reset_at is None and info.retry_after is None:
+        info = parse_reset(window, now, local)
+    if info.reset_at is None and info.retry_after is None:
+        # a hard-wrapped message can split a word ("try a" / "gain at 8:41 AM")
+        info = parse_reset("".join(line.strip() for line in near), now, local)
     return Classification(state, evidence, info.reset_at, info.retry_after, cause)

@@ -39,6 +39,11 @@ _UNIT_SECONDS = {
     "w": 604800, "week": 604800, "weeks": 604800,
 }
 _ZONE_ALIASES = {"utc": "UTC", "gmt": "UTC", "z": "UTC"}
+# Portuguese and Spanish month abbreviations, as Codex prints them in those locales
+_MONTHS_PT_ES = {
+    "jan": 1, "ene": 1, "fev": 2, "feb": 2, "mar": 3, "abr": 4, "mai": 5, "may": 5, "jun": 6,
+    "jul": 7, "ago": 8, "set": 9, "sep": 9, "out": 10, "oct": 10, "nov": 11, "dez": 12, "dic": 12,
+}
 
 _UNIT = r"(?:milliseconds?|ms|weeks?|w|days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)"
 _DURATION = rf"(?:\d+(?:\.\d+)?\s*{_UNIT}\b(?:\s*,?\s*(?:and\s+)?)?)+"
@@ -54,8 +59,13 @@ _ISO = re.compile(
     re.IGNORECASE,
 )
 _RELATIVE = re.compile(
-    rf"(?:try again|resets?|available(?: again)?|retry|wait|come back)\s+in\s+"
-    rf"(?:about\s+)?({_DURATION})",
+    rf"(?:(?:try again|resets?|available(?: again)?|retry|wait|come back)\s+(?:in|after)"
+    rf"|\bwait(?: for)?)\s+(?:about\s+)?({_DURATION})",
+    re.IGNORECASE,
+)
+_LOCALIZED_DATE = re.compile(
+    r"(?P<day>\d{1,2}) de (?P<mon>[a-z]{3})\.? de (?P<year>\d{4}),? (?:a las |às )?"
+    r"(?P<hour>\d{1,2}):(?P<minute>\d{2})",
     re.IGNORECASE,
 )
 _DATE = (
@@ -65,7 +75,8 @@ _DATE = (
 )
 _CLOCK = (
     r"(?P<hour>\d{1,2})(?::(?P<minute>\d{2}))?\s*(?P<ampm>[ap]\.?\s?m\b\.?)?"
-    r"(?:\s*\((?P<zone>[A-Za-z_]+(?:/[A-Za-z0-9_+\-]+)*)\)|\s+(?P<abbr>UTC|GMT)\b)?"
+    r"(?:\s*\((?P<zone>[A-Za-z_]+(?:/[A-Za-z0-9_+\-]+)*)\)"
+    r"|\s+(?P<offset>(?:UTC|GMT)[+-]\d{1,2}(?::?\d{2})?)\b|\s+(?P<abbr>UTC|GMT)\b)?"
 )
 _ABSOLUTE = re.compile(
     rf"(?:resets?(?:\s+at)?|try again (?:at|on)|available (?:again )?at|until)\s+(?:on\s+)?"
@@ -103,6 +114,14 @@ def _reset_at(text: str, now: dt.datetime, local: dt.tzinfo) -> dt.datetime | No
         return now + dt.timedelta(seconds=int(m.group(1)))
     if m := _ISO.search(text):
         return _iso(m, local)
+    if m := _LOCALIZED_DATE.search(text):
+        month = _MONTHS_PT_ES.get(m.group("mon").lower())
+        if month:
+            try:
+                return _at(dt.date(int(m.group("year")), month, int(m.group("day"))),
+                           int(m.group("hour")), int(m.group("minute")), local)
+            except ValueError:
+                pass
     for m in _ABSOLUTE.finditer(text):
         when = _absolute(m, now, local)
         if when is not None:
@@ -144,6 +163,19 @@ def _zone(name: str | None, local: dt.tzinfo) -> dt.tzinfo:
         return local
 
 
+def _offset(text: str | None) -> dt.tzinfo | None:
+    """`GMT-3`, `UTC+05:30` → a fixed-offset zone."""
+    if not text:
+        return None
+    m = re.fullmatch(r"(?:UTC|GMT)([+-])(\d{1,2})(?::?(\d{2}))?", text, re.IGNORECASE)
+    if m is None:
+        return None
+    delta = dt.timedelta(hours=int(m.group(2)), minutes=int(m.group(3) or 0))
+    if delta > dt.timedelta(hours=14):
+        return None
+    return dt.timezone(delta if m.group(1) == "+" else -delta)
+
+
 def _iso(m: re.Match[str], local: dt.tzinfo) -> dt.datetime | None:
     date, hour, minute, second, offset = m.groups()
     try:
@@ -172,7 +204,7 @@ def _absolute(m: re.Match[str], now: dt.datetime, local: dt.tzinfo) -> dt.dateti
         hour = hour % 12 + (12 if ampm == "pm" else 0)
     if hour > 23 or minute > 59:
         return None
-    zone = _zone(m.group("zone") or m.group("abbr"), local)
+    zone = _offset(m.group("offset")) or _zone(m.group("zone") or m.group("abbr"), local)
     today = now.astimezone(zone).date()
     if m.group("mon"):
         month = _MONTHS[m.group("mon").lower()[:3]]

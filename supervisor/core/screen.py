@@ -25,13 +25,15 @@ class ScreenState(enum.StrEnum):
 # States that stop an agent until something happens; searched as "blocking" screens.
 # Listed from most to least urgent: when one dialog block shows several, the first wins
 # (a limit menu is a picker *about* a rate limit, so it is a rate limit).
+# A crash report that names a limit or a login is that limit or login (a hold: never resume
+# into it); one that names a network error is still a crash (the process is gone).
 BLOCKING_PRIORITY: tuple[ScreenState, ...] = (
     ScreenState.LOGIN_REQUIRED,
     ScreenState.RATE_LIMIT,
     ScreenState.UPGRADE_PROMPT,
     ScreenState.CONTINUE_PROMPT,
-    ScreenState.CONNECTION_LOST,
     ScreenState.CRASHED,
+    ScreenState.CONNECTION_LOST,
     ScreenState.QUESTION,
     ScreenState.PICKER,
 )

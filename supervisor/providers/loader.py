@@ -353,6 +353,9 @@ def _screen(t: _Table, common: Mapping[str, Any], where: str) -> ScreenRules:
         causes=causes,
         input=_regexes(t, "input", t.strings("input")),
         placeholders=_regexes(t, "placeholders", t.strings("placeholders")),
+        transcript=_regexes(t, "transcript", t.strings("transcript")),
+        input_frame=next(iter(_regexes(t, "input_frame", [t.text("input_frame")]
+                                       if t.text("input_frame") else [])), None),
         continue_message=t.text("continue_message"),
     )
     for rx in screen.input:
@@ -368,7 +371,9 @@ def _screen(t: _Table, common: Mapping[str, Any], where: str) -> ScreenRules:
             causes={c: screen.causes.get(c, ()) + base.causes.get(c, ())
                     for c in screen.causes.keys() | base.causes.keys()},
             input=screen.input or base.input,
+            input_frame=screen.input_frame or base.input_frame,
             placeholders=screen.placeholders + base.placeholders,
+            transcript=screen.transcript + base.transcript,
             continue_message=screen.continue_message,
         )
     return screen

@@ -126,15 +126,20 @@ class ScreenRules:
 
     Patterns are case-insensitive regexes matched against the last `chrome_lines` non-blank
     lines of the screen (the CLI's chrome: status line, dialogs, input box and the lines just
-    above it). `input` finds the input line and captures the typed text as group `text`;
-    `placeholders` match hint text shown in an empty input box.
+    above it). `input` finds the input line and captures the typed text as group `text`
+    (when `input_frame` is set, only a line right under a line it matches counts);
+    `placeholders` match hint text shown in an empty input box. `transcript` matches lines of
+    the agent's own prose and tool output, which never count as a limit, connection error or
+    crash (an agent explaining a 429 handler is not rate-limited).
     """
 
     chrome_lines: int = 15
     markers: Mapping[ScreenState, tuple[re.Pattern[str], ...]] = field(default_factory=dict)
     causes: Mapping[str, tuple[re.Pattern[str], ...]] = field(default_factory=dict)
     input: tuple[re.Pattern[str], ...] = ()
+    input_frame: re.Pattern[str] | None = None     # the line right above the input line
     placeholders: tuple[re.Pattern[str], ...] = ()
+    transcript: tuple[re.Pattern[str], ...] = ()   # the agent's own prose / tool output lines
     continue_message: str | None = None
 
 
