@@ -32,8 +32,9 @@ def main(argv: list[str]) -> int:
             problems.append(f"reset_at {got.reset_at} != {fx.reset_at}")
         if fx.retry_after is not None and got.retry_after != fx.retry_after:
             problems.append(f"retry_after {got.retry_after} != {fx.retry_after}")
-        if fx.evidence and fx.state != "unknown" and fx.evidence.lower() not in got.evidence.lower():
-            problems.append(f"evidence {got.evidence!r} lacks {fx.evidence!r}")
+        wanted_evidence = fx.evidence if fx.state != "unknown" else None
+        if wanted_evidence and wanted_evidence.lower() not in got.evidence.lower():
+            problems.append(f"evidence {got.evidence!r} lacks {wanted_evidence!r}")
         if problems:
             bad_provider[fx.provider] += 1
             print(f"{fx.id}: {'; '.join(problems)}  [evidence: {got.evidence[:90]!r}]")
