@@ -51,7 +51,7 @@ _FENCE = re.compile(r"^\s*(?:[│┃|]\s*)?(?:```|~~~)")
 _DIFF = re.compile(r"^\s*(?:[│┃|⎿]\s*)?(?:\d+\s*)?[+\-](?=\s|$)(?!\s*[+\-]{2})")
 MESSAGE_LINES = 4        # lines a hard-wrapped message may span
 _SENTENCE_END = (".", "!", "?", ":", "…")
-_CONTINUATION = re.compile(r"^\s*[a-z'\"\]\}),.]")
+_CONTINUATION = re.compile(r"^\s{0,6}[a-z'\"\]\}),.]")
 _NEW_MESSAGE = re.compile(r"^\s*[⎿■●✗✕✘⚠❯›>╭╰│─•◆✻✶*+-]|^\s*\d+[.)]\s")
 _HOLDS = frozenset({ScreenState.LOGIN_REQUIRED, ScreenState.RATE_LIMIT})
 _NOT_FROM_TRANSCRIPT = frozenset(
@@ -136,6 +136,7 @@ def classify(
                 hits.append(_Hit(i, rank, state))
     if dead_footer or _SHELL_PROMPT.match(lines[chrome[-1]]):
         return _gone(hits, lines, chrome, dead_footer, rules, now, local)
+    hits = _drop_earlier_turns(hits, lines, chrome, rules)
     decided = _decide(lines, chrome, hits, rules)
     return _finish(decided, lines, rules, now, local)
 
@@ -154,6 +155,20 @@ def _gone(
         _, index = _newest(last_words)
         return _finish((ScreenState.CRASHED, index), lines, rules, now, local)
     return Classification(ScreenState.CRASHED, footer or lines[chrome[-1]].strip())
+
+
+def _drop_earlier_turns(
+    hits: list[_Hit], lines: list[str], chrome: list[int], rules: ScreenRules
+) -> list[_Hit]:
+    """A blocking message above the newest prompt echo belongs to an earlier turn: stale."""
+    if not rules.turn:
+        return hits
+    input_at = _input_line(lines, chrome, rules)
+    turns = [i for i in chrome if i != input_at and any(rx.search(lines[i]) for rx in rules.turn)]
+    if not turns:
+        return hits
+    start = max(turns)
+    return [h for h in hits if h.index > start or h.state not in BLOCKING_PRIORITY]
 
 
 def _decide(
@@ -205,24 +220,36 @@ def _most_urgent(hits: list[_Hit]) -> tuple[ScreenState, int]:
         if near:
             return _newest(near)  # the closest notice above explains the menu
     if state in (ScreenState.QUESTION, ScreenState.PICKER):  # a menu reads from its first line
-        index = min(h.index for h in hits if h.state is state and h.rank >= rank - BLOCK_SPAN)
+        ranks = sorted((h.rank, h.index) for h in hits if h.state is state and h.rank <= rank)
+        top = ranks[-1]
+        for r, i in reversed(ranks[:-1]):
+            if top[0] - r > BLOCK_SPAN:
+                break
+            top = (r, i)
+        index = top[1]
     return state, index
+
+
+def _input_line(lines: list[str], chrome: list[int], rules: ScreenRules) -> int | None:
+    """The input box's line (the lowest line an `input` pattern matches, inside its frame)."""
+    for i in reversed(chrome):
+        if rules.input_frame is not None and (i == 0 or not rules.input_frame.search(lines[i - 1])):
+            continue
+        if any(rx.search(lines[i]) for rx in rules.input):
+            return i
+    return None
 
 
 def _draft_line(lines: list[str], chrome: list[int], rules: ScreenRules) -> int | None:
     """The input line's index when it holds unsent text, else None."""
-    for i in reversed(chrome):
-        if rules.input_frame is not None and (i == 0 or not rules.input_frame.search(lines[i - 1])):
-            continue
-        for rx in rules.input:
-            m = rx.search(lines[i])
-            if m is None:
-                continue
-            typed = (m.group("text") or "").strip()
-            if not typed or any(p.search(typed) for p in rules.placeholders):
-                return None
-            return i
-    return None
+    i = _input_line(lines, chrome, rules)
+    if i is None:
+        return None
+    m = next(m for rx in rules.input if (m := rx.search(lines[i])) is not None)
+    typed = (m.group("text") or "").strip()
+    if not typed or any(p.search(typed) for p in rules.placeholders):
+        return None
+    return i
 
 
 def _finish(
@@ -238,10 +265,10 @@ def _finish(
     if state is ScreenState.CRASHED:
         while index > 0 and _STACK_FRAME.match(lines[index]):
             index -= 1  # a stack trace's headline is the line above its frames
-    for _ in range(MESSAGE_LINES):  # a hard-wrapped message: show its first line
-        above = lines[index - 1].rstrip() if index > 0 else ""
+    for _ in range(MESSAGE_LINES if state in BLOCKING_PRIORITY else 0):
+        above = lines[index - 1].rstrip() if index > 0 else ""  # a hard-wrapped message:
         if above and not above.endswith(_SENTENCE_END) and _CONTINUATION.match(lines[index]):
-            index -= 1
+            index -= 1                                          # show its first line
     evidence = lines[index].strip()[:EVIDENCE_CHARS]
     message = [lines[index]]
     for line in lines[index + 1: index + 1 + MESSAGE_LINES]:

@@ -354,6 +354,7 @@ def _screen(t: _Table, common: Mapping[str, Any], where: str) -> ScreenRules:
         input=_regexes(t, "input", t.strings("input")),
         placeholders=_regexes(t, "placeholders", t.strings("placeholders")),
         transcript=_regexes(t, "transcript", t.strings("transcript")),
+        turn=_regexes(t, "turn", t.strings("turn")),
         input_frame=next(iter(_regexes(t, "input_frame", [t.text("input_frame")]
                                        if t.text("input_frame") else [])), None),
         continue_message=t.text("continue_message"),
@@ -374,6 +375,7 @@ def _screen(t: _Table, common: Mapping[str, Any], where: str) -> ScreenRules:
             input_frame=screen.input_frame or base.input_frame,
             placeholders=screen.placeholders + base.placeholders,
             transcript=screen.transcript + base.transcript,
+            turn=screen.turn or base.turn,
             continue_message=screen.continue_message,
         )
     return screen

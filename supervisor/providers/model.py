@@ -130,7 +130,8 @@ class ScreenRules:
     (when `input_frame` is set, only a line right under a line it matches counts);
     `placeholders` match hint text shown in an empty input box. `transcript` matches lines of
     the agent's own prose and tool output, which never count as a limit, connection error or
-    crash (an agent explaining a 429 handler is not rate-limited).
+    crash (an agent explaining a 429 handler is not rate-limited). `turn` matches the echo of
+    a submitted prompt: a limit or error above the newest one belongs to an earlier turn.
     """
 
     chrome_lines: int = 15
@@ -140,6 +141,7 @@ class ScreenRules:
     input_frame: re.Pattern[str] | None = None     # the line right above the input line
     placeholders: tuple[re.Pattern[str], ...] = ()
     transcript: tuple[re.Pattern[str], ...] = ()   # the agent's own prose / tool output lines
+    turn: tuple[re.Pattern[str], ...] = ()         # a submitted prompt's echo: a new turn
     continue_message: str | None = None
 
 

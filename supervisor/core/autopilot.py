@@ -1,0 +1,216 @@
+"""The Autopilot decision core: (terminal state, observation, now) → (new state, actions).
+
+Theory of operation (SPEC §4)
+-----------------------------
+Autopilot only looks at terminals working on a prompt the user sent. It acts on three
+triggers: the agent process exited with an error before the prompt finished; the task went
+quiet and its screen confirms it is stuck; a message to it stalled and the diagnosis says the
+connection dropped. Normal exits (`/exit`, Ctrl-D, status 0, SIGINT/SIGTERM/SIGHUP) are left
+alone.
+
+What it does, in order of preference: continue in place (process alive, the CLI's own error
+asks for a message, the provider declares one) → resume the session in the same pane (by the
+pinned session id, else "latest in this directory") and confirm the new process runs → ask
+it to continue (setting) → switch to a backup (a seat with one) → wait for the user (never
+types into a question, picker or draft; notifies on a login limit or an unclear screen).
+
+Every failed task is one incident, which owns the attempt count: Autopilot's own follow-ups
+carry it, only a new user prompt opens a new one. Limits: 5 s / 20 s / 60 s before restarts
+1–3, then stop; at most 6 continues/resumes per terminal per rolling hour; 3 failed exits in
+120 s → a 120 s cooldown. Never resume into a known limit: wait for its reset time (+ margin),
+or cool down (300 s, decaying renewals, restart anyway after 4); server errors wait 30 s; a
+login, billing or key error waits for the user. Before acting on a wake-up the screen is read
+again: an agent that resumed by itself gets no second continue.
+
+Each call returns the new state and the actions for the shell to carry out; every choice to
+act or not is also a `Decision` for the ledger.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from supervisor.core import recovery
+from supervisor.core.health import Health, HealthEvent, IllegalTransition, advance
+from supervisor.core.records import (
+    Action,
+    DeliveryStalled,
+    Observation,
+    Phase,
+    ProcessExited,
+    ProcessStarted,
+    PromptSubmitted,
+    ScreenSeen,
+    TaskFinished,
+    TerminalState,
+    Tick,
+    Wake,
+    WentQuiet,
+)
+from supervisor.core.screen import ScreenState
+from supervisor.core.settings import Context, Mode
+
+# Exit signals a person sends on purpose (Ctrl-C, kill, closing the pane): not failures.
+USER_SIGNALS = frozenset({1, 2, 15})   # SIGHUP, SIGINT, SIGTERM
+
+if TYPE_CHECKING:
+    from random import Random
+
+
+def decide(
+    state: TerminalState, obs: Observation, now: float, ctx: Context, rng: Random
+) -> tuple[TerminalState, tuple[Action, ...]]:
+    """The core's one entry point. Pure: same inputs, same outputs."""
+    plan = recovery.Plan(state, now, ctx, rng)
+    match obs:
+        case PromptSubmitted():
+            _on_prompt(plan, obs)
+        case TaskFinished():
+            _on_finished(plan, obs)
+        case ProcessExited():
+            _on_exit(plan, obs)
+        case ProcessStarted():
+            _on_started(plan, obs)
+        case ScreenSeen():
+            _on_screen(plan, obs)
+        case WentQuiet():
+            _on_quiet(plan, obs)
+        case DeliveryStalled():
+            _on_stalled(plan, obs)
+        case Tick():
+            _on_tick(plan, obs)
+    return plan.state, tuple(plan.actions)
+
+
+def _health(plan: recovery.Plan, event: HealthEvent) -> None:
+    with contextlib.suppress(IllegalTransition):  # out of order: the recorded health stays
+        plan.state = replace(plan.state, health=advance(plan.state.health, event))
+
+
+def _on_prompt(plan: recovery.Plan, obs: PromptSubmitted) -> None:
+    state = plan.state
+    incident = state.incident
+    if not obs.by_pitcrew:
+        incident = None  # only a new user prompt opens a new incident and resets the count
+    _health(plan, HealthEvent.PROMPTED)
+    task = (state.task or obs.text) if obs.by_pitcrew else obs.text
+    plan.state = replace(plan.state, task=task, incident=incident,
+                         session_id=obs.session_id or state.session_id)
+    if obs.by_pitcrew and incident is not None and incident.phase is Phase.ASKING:
+        plan.state = replace(plan.state, incident=replace(incident, phase=Phase.WATCHING))
+
+
+def _on_finished(plan: recovery.Plan, obs: TaskFinished) -> None:
+    _health(plan, HealthEvent.FINISHED)
+    incident = plan.state.incident
+    if incident is not None and incident.phase is Phase.WATCHING:
+        incident = replace(incident, hold=None, next_at=None)
+    plan.state = replace(plan.state, task=None, incident=incident,
+                         session_id=obs.session_id or plan.state.session_id)
+
+
+def _on_started(plan: recovery.Plan, obs: ProcessStarted) -> None:
+    state = plan.state
+    if obs.generation != state.generation:
+        return
+    _health(plan, HealthEvent.SEEN_WORKING)
+    incident = state.incident
+    if incident is not None and incident.phase is Phase.CONFIRMING:
+        plan.confirmed(obs.pid)
+
+
+def _on_exit(plan: recovery.Plan, obs: ProcessExited) -> None:
+    state = plan.state
+    if obs.generation != state.generation:
+        return  # a late exit of a process Pitcrew already replaced: never remove the new one
+    normal = obs.status == 0 or (obs.signal in USER_SIGNALS)
+    if obs.status is None and obs.signal is None:
+        screen = obs.screen.state if obs.screen else ScreenState.UNKNOWN
+        normal = screen not in recovery.FAILURE_SCREENS
+    if normal:
+        _health(plan, HealthEvent.FINISHED)
+        plan.state = replace(plan.state, task=None)
+        return
+    _health(plan, HealthEvent.SEEN_DEAD)
+    if state.incident is not None and state.incident.phase is Phase.CONFIRMING:
+        plan.resume_failed(obs)  # the relaunch itself died (e.g. no such session)
+        return
+    if state.task is None:
+        return  # no running prompt: not Autopilot's business
+    plan.state = replace(plan.state, crashes=(*state.crashes, plan.now))
+    plan.failure(trigger="process exited", reason=recovery.exit_reason(obs),
+                 screen=obs.screen, alive=False)
+
+
+def _on_screen(plan: recovery.Plan, obs: ScreenSeen) -> None:
+    incident = plan.state.incident
+    if obs.alive and plan.state.health is Health.BOOTING:
+        _health(plan, HealthEvent.SEEN_WORKING)
+    if incident is not None and incident.phase is Phase.ASKING:
+        plan.ask_to_continue(obs.screen)
+
+
+def _on_quiet(plan: recovery.Plan, obs: WentQuiet) -> None:
+    if plan.state.task is None:
+        return  # idle tabs are never checked
+    state = obs.screen.state
+    if state is ScreenState.IDLE:
+        _on_finished(plan, TaskFinished())  # it finished; the transition was missed
+        return
+    if state is ScreenState.BUSY and not plan.ctx.timer_mode:
+        plan.skip(trigger="task went quiet", reason=f"quiet {obs.quiet_for:.0f}s but the "
+                  f"screen shows it working ({obs.confirmed_by})", screen=obs.screen)
+        return
+    _health(plan, HealthEvent.WENT_QUIET)
+    plan.failure(trigger="task went quiet", reason=f"no output for {obs.quiet_for:.0f}s; "
+                 f"{obs.confirmed_by} says {state.value}", screen=obs.screen, alive=True)
+
+
+def _on_stalled(plan: recovery.Plan, obs: DeliveryStalled) -> None:
+    if obs.screen.state not in (ScreenState.CONNECTION_LOST, ScreenState.CONTINUE_PROMPT):
+        return  # only a dropped connection makes a stalled message Autopilot's job
+    plan.failure(trigger="message stalled", reason=f"{obs.failures} deliveries failed; "
+                 f"{obs.confirmed_by} says {obs.screen.state.value}", screen=obs.screen,
+                 alive=True)
+
+
+def _on_tick(plan: recovery.Plan, obs: Tick) -> None:
+    incident = plan.state.incident
+    if incident is None:
+        return
+    if incident.phase is Phase.CONFIRMING and incident.next_at is not None:
+        if plan.now >= incident.next_at:
+            plan.resume_failed(None)
+        return
+    if incident.phase is Phase.WAITING and incident.next_at is not None:
+        if plan.now >= incident.next_at:
+            plan.act(obs.screen, obs.alive)
+        else:
+            plan.wake(incident.next_at)
+
+
+def set_mode(state: TerminalState, mode: Mode, now: float, ctx: Context,
+             rng: Random) -> tuple[TerminalState, tuple[Action, ...]]:
+    """After Pause → on: an incident held only by the pause is acted on again."""
+    incident = state.incident
+    if mode is not Mode.ON or incident is None or incident.hold != "paused":
+        return state, ()
+    ctx = dataclasses.replace(ctx, mode=mode)
+    plan = recovery.Plan(replace(state, incident=replace(incident, hold=None,
+                                                         phase=Phase.WAITING, next_at=now)),
+                         now, ctx, rng)
+    plan.wake(now)
+    return plan.state, tuple(plan.actions)
+
+
+def restore(state: TerminalState, now: float) -> tuple[Action, ...]:
+    """Wake-ups to schedule again after Pitcrew restarts (state.json holds `next_at`)."""
+    incident = state.incident
+    if incident is None or incident.next_at is None:
+        return ()
+    if incident.phase in (Phase.WAITING, Phase.CONFIRMING):
+        return (Wake(max(now, incident.next_at)),)
+    return ()

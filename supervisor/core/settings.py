@@ -1,0 +1,27 @@
+"""What the Autopilot core needs to know beyond one terminal's own state."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from supervisor.core.policy import DEFAULT_POLICY, RestartPolicy
+from supervisor.providers.model import Command
+
+
+class Mode(enum.StrEnum):
+    ON = "on"
+    OFF = "off"
+    PAUSED = "paused"
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    mode: Mode = Mode.ON
+    ask_to_continue: bool = True
+    timer_mode: bool = False             # "Manual timer — no AI": quiet alone means stuck
+    resume_by_id: Command | None = None
+    resume_latest: Command | None = None
+    continue_message: str | None = None  # the provider's continue-in-place message
+    has_backup: bool = False
+    policy: RestartPolicy = DEFAULT_POLICY
