@@ -50,6 +50,7 @@ _PANE_DEAD = re.compile(r"^Pane is dead( \(.*\))?\s*$")
 _FENCE = re.compile(r"^\s*(?:[│┃|]\s*)?(?:```|~~~)")
 _DIFF = re.compile(r"^\s*(?:[│┃|⎿]\s*)?(?:\d+\s*)?[+\-](?=\s|$)(?!\s*[+\-]{2})")
 MESSAGE_LINES = 4        # lines a hard-wrapped message may span
+WRAP_FILL = 0.8          # a line this full (of the widest line) was wrapped at the pane's edge
 _SENTENCE_END = (".", "!", "?", ":", "…")
 _CONTINUATION = re.compile(r"^\s{0,6}[a-z'\"\]\}),.]")
 _NEW_MESSAGE = re.compile(r"^\s*[⎿■●✗✕✘⚠❯›>╭╰│─•◆✻✶*+-]|^\s*\d+[.)]\s")
@@ -218,7 +219,8 @@ def _most_urgent(hits: list[_Hit]) -> tuple[ScreenState, int]:
     if stronger:
         near = [h for h in hits if h.state in stronger and rank - BLOCK_SPAN <= h.rank <= rank]
         if near:
-            return _newest(near)  # the closest notice above explains the menu
+            state, index = _newest(near)  # the closest notice above explains the menu
+            rank = max(h.rank for h in hits if h.index == index)
     if state in (ScreenState.QUESTION, ScreenState.PICKER):  # a menu reads from its first line
         ranks = sorted((h.rank, h.index) for h in hits if h.state is state and h.rank <= rank)
         top = ranks[-1]
@@ -265,10 +267,12 @@ def _finish(
     if state is ScreenState.CRASHED:
         while index > 0 and _STACK_FRAME.match(lines[index]):
             index -= 1  # a stack trace's headline is the line above its frames
+    width = max(len(line) for line in lines)
     for _ in range(MESSAGE_LINES if state in BLOCKING_PRIORITY else 0):
-        above = lines[index - 1].rstrip() if index > 0 else ""  # a hard-wrapped message:
-        if above and not above.endswith(_SENTENCE_END) and _CONTINUATION.match(lines[index]):
-            index -= 1                                          # show its first line
+        above = lines[index - 1].rstrip() if index > 0 else ""  # a message hard-wrapped at
+        wrapped = len(above) >= WRAP_FILL * width               # the pane's edge: show its
+        if wrapped and not above.endswith(_SENTENCE_END) and _CONTINUATION.match(lines[index]):
+            index -= 1                                          # first line
     evidence = lines[index].strip()[:EVIDENCE_CHARS]
     message = [lines[index]]
     for line in lines[index + 1: index + 1 + MESSAGE_LINES]:

@@ -105,14 +105,14 @@ def save_screen(provider: str, name: str, text: str, *, state: str, source: str,
                 ansi: str | None = None, reported: bool = False,
                 timezone: str = "UTC", captured_at: dt.datetime | None = None,
                 **extra: object) -> Path:
-    """Write `<name>.screen` (+ `.ansi`) and its `.toml` metadata; see fixtures/screens/FORMAT.md."""
+    """Write `<name>.screen` (+ `.ansi`) and its `.toml` metadata (fixtures/screens/FORMAT.md)."""
     folder = SCREENS / ("reported" if reported else "") / provider
     folder.mkdir(parents=True, exist_ok=True)
     stem = f"{state}__{name}"
     (folder / f"{stem}.screen").write_text(text, encoding="utf-8")
     if ansi is not None:
         (folder / f"{stem}.ansi").write_text(ansi, encoding="utf-8")
-    at = captured_at or dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+    at = captured_at or dt.datetime.now(dt.UTC).replace(microsecond=0)
     meta = {
         "provider": provider, "state": state,
         "origin": "reported" if reported else "captured",

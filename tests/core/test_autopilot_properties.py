@@ -84,7 +84,8 @@ def carried_screen(obs) -> Classification | None:
 
 @settings(max_examples=400, deadline=None)
 @given(
-    st.lists(st.tuples(observations(), st.floats(0, 900, allow_nan=False)), min_size=10, max_size=80),
+    st.lists(st.tuples(observations(), st.floats(0, 900, allow_nan=False)),
+             min_size=10, max_size=80),
     st.sampled_from([Mode.ON, Mode.ON, Mode.PAUSED, Mode.OFF]),
 )
 def test_autopilot_invariants(steps, mode) -> None:
