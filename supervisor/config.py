@@ -30,6 +30,16 @@ poll_interval = 2.0
 [providers]
 # Agent CLIs to ignore, by provider name (see `pitcrew providers`).
 disabled = []
+
+[autopilot]
+# Autopilot (failed tasks): resume crashed or disconnected agents in their own session.
+# Off by default; `pitcrew autopilot on|off` changes it. PITCREW_AUTOPILOT=off in the
+# environment turns it off for one launch without changing this.
+enabled = false
+# After a resume, send the agent one fixed message asking it to continue where it stopped.
+ask_to_continue = true
+# Seconds without output before a running task counts as quiet and its screen is checked.
+quiet_after = 180
 """
 
 
@@ -38,6 +48,9 @@ class Config:
     tmux_socket: str | None = None
     poll_interval: float = 2.0
     disabled_providers: tuple[str, ...] = ()
+    autopilot: bool = False
+    ask_to_continue: bool = True
+    quiet_after: float = 180.0
     source: Path | None = field(default=None, compare=False)
 
 
@@ -109,6 +122,18 @@ def _interval(value: Any) -> float:
     return float(value)
 
 
+def _flag(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"expected true or false, got {value!r}")
+    return value
+
+
+def _quiet(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 10 <= value <= 86400:
+        raise ValueError(f"expected 10 to 86400 seconds, got {value!r}")
+    return float(value)
+
+
 def _names(value: Any) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ValueError(f"expected a list of provider names, got {value!r}")
@@ -119,4 +144,7 @@ _FIELDS: dict[tuple[str, str], tuple[str, Callable[[Any], Any]]] = {
     ("tmux", "socket"): ("tmux_socket", _socket),
     ("watch", "poll_interval"): ("poll_interval", _interval),
     ("providers", "disabled"): ("disabled_providers", _names),
+    ("autopilot", "enabled"): ("autopilot", _flag),
+    ("autopilot", "ask_to_continue"): ("ask_to_continue", _flag),
+    ("autopilot", "quiet_after"): ("quiet_after", _quiet),
 }

@@ -1,0 +1,139 @@
+"""Pitcrew's own files: the ledger, state.json, the lock, edits to config.toml."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+from supervisor import config_edit, state_store
+from supervisor.config import load_config
+from supervisor.core.health import Health
+from supervisor.core.records import Badge, Decision, Incident, Phase, TerminalState
+from supervisor.ledger import Ledger
+from supervisor.lock import SupervisorLock
+
+
+def decision(n: int) -> Decision:
+    return Decision(Badge.RESUMED, 1_800_000_000.0 + n, "work:%3", "Claude Code", f"task {n}",
+                    "/p", "process exited", "exited with status 1", 1, {"pid": n})
+
+
+def test_ledger_appends_and_reads_the_newest_first(tmp_path: Path) -> None:
+    ledger = Ledger(tmp_path / "autopilot-ledger.jsonl")
+    for n in range(12):
+        ledger.append(decision(n))
+    assert [d.prompt for d in ledger.tail(5)] == [f"task {n}" for n in (11, 10, 9, 8, 7)]
+    assert ledger.tail(1)[0] == decision(11)
+
+
+def test_a_torn_last_line_is_skipped_and_never_glued_to_the_next(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.jsonl"
+    ledger = Ledger(path)
+    ledger.append(decision(1))
+    with open(path, "ab") as fh:
+        fh.write(b'{"kind": "decision", "badge": "Resu')   # a crash mid-write
+    assert [d.prompt for d in ledger.tail(5)] == ["task 1"]
+    ledger.append(decision(2))
+    assert [d.prompt for d in ledger.tail(5)] == ["task 2", "task 1"]
+    lines = path.read_bytes().split(b"\n")
+    assert lines[0].startswith(b'{"kind":"decision"') and b"Resu" in lines[1]
+
+
+def test_the_ledger_is_never_rewritten(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.jsonl"
+    ledger = Ledger(path)
+    ledger.append(decision(1))
+    before = path.read_bytes()
+    ledger.append(decision(2))
+    assert path.read_bytes().startswith(before)
+
+
+def test_tail_reads_only_the_end_of_a_large_ledger(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.jsonl"
+    row = json.dumps(decision(0).to_json()) + "\n"
+    path.write_text(row * 50_000)                      # ~15 MB
+    ledger = Ledger(path)
+    ledger.append(decision(99))
+    assert ledger.tail(1)[0].prompt == "task 99"
+
+
+def test_unknown_kinds_and_garbage_are_skipped(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.jsonl"
+    path.write_text('{"kind": "note"}\nnot json\n\x00\x01\n')
+    assert Ledger(path).tail(5) == []
+
+
+def test_state_round_trips_and_is_replaced_atomically(tmp_path: Path) -> None:
+    path = tmp_path / "state.json"
+    t = TerminalState("work:%3", "Claude Code", "/p", Health.ZOMBIE, "fix it", "sess",
+                      Incident(2, "fix it", 1.0, "process exited", "exit 1", 2, Phase.WAITING,
+                               99.5, "rate_limit", 1), 2, 3, (1.0, 2.0), (3.0,))
+    snap = state_store.Snapshot({"default:%3": t}, paused=True, consent=True)
+    state_store.save(path, snap)
+    loaded = state_store.load(path)
+    assert loaded.problem is None and loaded.snapshot == snap
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".state-")]
+
+
+def test_a_corrupt_state_file_is_kept_aside_not_lost(tmp_path: Path) -> None:
+    path = tmp_path / "state.json"
+    path.write_text('{"terminals": {"x": {"terminal": 1}')
+    loaded = state_store.load(path)
+    assert loaded.snapshot == state_store.Snapshot()
+    assert loaded.problem and "kept it as state.json.corrupt-" in loaded.problem
+    [aside] = [p for p in tmp_path.iterdir() if p.name.startswith("state.json.corrupt-")]
+    assert aside.read_text() == '{"terminals": {"x": {"terminal": 1}'
+
+
+def test_a_second_supervisor_is_told_who_holds_the_lock(tmp_path: Path) -> None:
+    path = tmp_path / "supervisor.lock"
+    repo = str(Path(__file__).resolve().parent.parent)
+    code = (
+        f"import sys, time; sys.path.insert(0, {repo!r})\n"
+        "from pathlib import Path\nfrom supervisor.lock import SupervisorLock\n"
+        f"lock = SupervisorLock(Path({str(path)!r}))\n"
+        "assert lock.acquire('pitcrew watch') is None\n"
+        "print('held', flush=True); time.sleep(60)\n"
+    )
+    holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        other = SupervisorLock(path).acquire("pitcrew tray")
+        assert other is not None and other.pid == holder.pid
+        assert f"pid {holder.pid} (pitcrew watch, since " in other.describe()
+        holder.kill()      # kill -9: the kernel drops the lock
+        holder.wait()
+        again = SupervisorLock(path)
+        assert again.acquire("pitcrew watch") is None
+        again.release()
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+
+
+def test_config_edits_keep_the_users_comments(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text("# mine\n[autopilot]\nenabled = false  # keep me\n\n"
+                    "[watch]\npoll_interval = 1.5\n")
+    config_edit.set_value(path, "autopilot", "enabled", True)
+    config_edit.set_value(path, "autopilot", "quiet_after", 300)
+    config_edit.set_value(path, "tmux", "socket", "work")
+    text = path.read_text()
+    assert text.startswith("# mine\n[autopilot]\nenabled = true  # keep me\nquiet_after = 300\n")
+    data = tomllib.loads(text)
+    assert data == {"autopilot": {"enabled": True, "quiet_after": 300},
+                    "watch": {"poll_interval": 1.5}, "tmux": {"socket": "work"}}
+    assert load_config(path).config.autopilot is True
+
+
+def test_a_fresh_config_starts_from_the_commented_defaults(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    config_edit.set_value(path, "autopilot", "enabled", True)
+    text = path.read_text()
+    assert "# Autopilot (failed tasks)" in text and "enabled = true" in text
+    assert load_config(path).errors == ()
+    assert os.stat(path).st_size > 0
