@@ -7,16 +7,14 @@ import datetime as dt
 import json
 import logging
 import shutil
-import signal
 import sys
-import threading
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from supervisor.cli import doctor as doctor_mod
 from supervisor.context import Context, load_context, local_zone, now_utc
 from supervisor.core.classifier import classify as classify_screen
-from supervisor.errors import PitcrewError, TmuxNotFound
+from supervisor.errors import PitcrewError
 from supervisor.paths import resolve
 from supervisor.providers.model import Provider
 from supervisor.terminals import Terminal, scan
@@ -205,42 +203,11 @@ def doctor(args: argparse.Namespace) -> int:
 # -- watch -------------------------------------------------------------------------------
 
 def watch(args: argparse.Namespace) -> int:
-    ctx = _context(args, quiet=True)
-    for problem in ctx.problems:
-        log.warning("%s", problem)
     if args.once:
         return status(argparse.Namespace(**{**vars(args), "json": False}))
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
-    log.info("watching tmux server %s (checks every %gs); Ctrl-C to stop",
-             ctx.tmux.label, ctx.config.poll_interval)
-    seen: dict[str, str] = {}
-    server_up: bool | None = None
-    while not stop.is_set():
-        try:
-            alive = ctx.tmux.server_alive()
-        except TmuxNotFound as exc:
-            raise PitcrewError(str(exc)) from None
-        if alive != server_up:
-            log.info("tmux server %s is %s", ctx.tmux.label,
-                     "running" if alive else "not running; waiting for it")
-            server_up = alive
-        current: dict[str, str] = {}
-        if alive:
-            for t in scan(ctx.tmux, ctx.active_providers, now_utc(), local_zone()):
-                label = f"{t.pane_id} {t.target} {t.provider}"
-                current[label] = t.state if not t.dead else f"exited ({t.dead_status})"
-        for label, state in current.items():
-            if seen.get(label) != state:
-                log.info("%s: %s%s", label, state,
-                         f" (was {seen[label]})" if label in seen else "")
-        for label in seen.keys() - current.keys():
-            log.info("%s: gone", label)
-        seen = current
-        stop.wait(ctx.config.poll_interval)
-    log.info("stopped watching")
-    return 0
+    from supervisor.cli.autopilot_cmds import watch as run_watch
+
+    return run_watch(args)
 
 
 # -- tray --------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 
 from supervisor import __version__
-from supervisor.cli import commands
+from supervisor.cli import autopilot_cmds, commands
 from supervisor.cli.logs import setup_logging
 from supervisor.errors import PitcrewError
 
@@ -39,6 +39,24 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("watch", help="run the supervisor headless (no display needed)")
     p.add_argument("--once", action="store_true", help="scan once, print, and exit")
     p.set_defaults(func=commands.watch)
+
+    p = sub.add_parser("autopilot", help="turn Autopilot on or off, pause or resume it")
+    p.add_argument("action", choices=["on", "off", "pause", "resume", "status"])
+    p.set_defaults(func=autopilot_cmds.autopilot)
+
+    p = sub.add_parser("ledger", help="Autopilot's most recent decisions")
+    p.add_argument("--tail", type=int, default=5, metavar="N", help="how many (default 5)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=autopilot_cmds.ledger)
+
+    p = sub.add_parser("hook", help="record an agent CLI hook event (called by the CLI)")
+    p.add_argument("event")
+    p.set_defaults(func=autopilot_cmds.hook)
+
+    p = sub.add_parser("hooks", help="install or remove Pitcrew's hooks in an agent CLI")
+    p.add_argument("action", choices=["install", "uninstall"])
+    p.add_argument("cli", choices=["claude"])
+    p.set_defaults(func=autopilot_cmds.hooks)
 
     p = sub.add_parser("status", help="list every agent terminal and its state")
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -88,7 +106,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             args.func = commands.watch
             args.once = False
-    setup_logging(verbose=args.verbose, stderr=args.func is commands.watch)
+    setup_logging(verbose=args.verbose, stderr=args.func in (commands.watch,))
     try:
         return int(args.func(args) or 0)
     except PitcrewError as exc:

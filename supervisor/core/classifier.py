@@ -54,6 +54,7 @@ WRAP_FILL = 0.8          # a line this full (of the widest line) was wrapped at 
 _SENTENCE_END = (".", "!", "?", ":", "…")
 _CONTINUATION = re.compile(r"^\s{0,6}[a-z'\"\]\}),.]")
 _NEW_MESSAGE = re.compile(r"^\s*[⎿■●✗✕✘⚠❯›>╭╰│─•◆✻✶*+-]|^\s*\d+[.)]\s")
+_TURN_MARKER = re.compile(r"^\s*(?:[>❯›»$%#✨]|\S+>)\s*")
 _HOLDS = frozenset({ScreenState.LOGIN_REQUIRED, ScreenState.RATE_LIMIT})
 _NOT_FROM_TRANSCRIPT = frozenset(
     {ScreenState.RATE_LIMIT, ScreenState.CONNECTION_LOST, ScreenState.CRASHED,
@@ -158,6 +159,23 @@ def _gone(
     return Classification(ScreenState.CRASHED, footer or lines[chrome[-1]].strip())
 
 
+def newest_turn(text: str, rules: ScreenRules) -> str:
+    """The newest submitted prompt echoed on screen (not the input box itself), or ""."""
+    if not rules.turn:
+        return ""
+    lines, _ = _visible(text)
+    chrome = [i for i, line in enumerate(lines) if line.strip()][-rules.chrome_lines * 3:]
+    input_at = _input_line(lines, chrome, rules)
+    for i in reversed(chrome):
+        if i == input_at:
+            continue
+        for rx in rules.turn:
+            m = rx.search(lines[i])
+            if m:
+                return _TURN_MARKER.sub("", lines[i][m.start():], count=1).strip()[:200]
+    return ""
+
+
 def _drop_earlier_turns(
     hits: list[_Hit], lines: list[str], chrome: list[int], rules: ScreenRules
 ) -> list[_Hit]:
@@ -233,8 +251,10 @@ def _most_urgent(hits: list[_Hit]) -> tuple[ScreenState, int]:
 
 
 def _input_line(lines: list[str], chrome: list[int], rules: ScreenRules) -> int | None:
-    """The input box's line (the lowest line an `input` pattern matches, inside its frame)."""
-    for i in reversed(chrome):
+    """The input box's line: the lowest line an `input` pattern matches inside its frame — or,
+    for a prompt with no frame, only the last line (above it, the same shape is an echo)."""
+    candidates = chrome if rules.input_frame is not None else chrome[-1:]
+    for i in reversed(candidates):
         if rules.input_frame is not None and (i == 0 or not rules.input_frame.search(lines[i - 1])):
             continue
         if any(rx.search(lines[i]) for rx in rules.input):

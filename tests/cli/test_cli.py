@@ -165,8 +165,7 @@ def test_without_a_display_pitcrew_explains_and_watches(
     watch = Running([], env={"PITCREW_TMUX_SOCKET": tmux.name})
     try:
         watch.wait_for("running headless as `pitcrew watch`")
-        watch.wait_for(f"{pane} ")
-        assert watch.saw(": idle")
+        watch.wait_for(f"{pane}: idle")
         tmux.type(pane, "work 3")
         watch.wait_for(": busy (was idle)")
         watch.wait_for(": idle (was busy)")

@@ -37,7 +37,7 @@ class Running:
 
     def wait_for(self, text: str, timeout: float = 20.0) -> None:
         wait_until(lambda: self.saw(text), timeout,
-                   message=f"{text!r} in output:\n" + "\n".join(self.lines))
+                   message=lambda: f"{text!r} in output:\n" + "\n".join(self.lines))
 
     def stop(self, timeout: float = 10.0) -> int:
         if self.proc.poll() is None:

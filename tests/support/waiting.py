@@ -10,13 +10,15 @@ T = TypeVar("T")
 
 
 def wait_until(predicate: Callable[[], T], timeout: float = 15.0, interval: float = 0.05,
-               message: str = "") -> T:
-    """Poll `predicate` until it returns something truthy; return it, or fail with `message`."""
+               message: str | Callable[[], str] = "") -> T:
+    """Poll `predicate` until it returns something truthy; return it, or fail with `message`
+    (a callable message is evaluated at the failure, so it can show the latest state)."""
     deadline = time.monotonic() + timeout
     last: T = predicate()
     while not last:
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s: {message or predicate}")
+            text = message() if callable(message) else message
+            raise AssertionError(f"timed out after {timeout}s: {text or predicate}")
         time.sleep(interval)
         last = predicate()
     return last

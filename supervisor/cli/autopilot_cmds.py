@@ -1,0 +1,160 @@
+"""`pitcrew watch`, `autopilot`, `ledger`, `hook` and `hooks`: Autopilot from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from supervisor import config_edit, spool, state_store
+from supervisor.cli import claude_hooks
+from supervisor.context import Context, load_context
+from supervisor.errors import PitcrewError
+from supervisor.ledger import Ledger
+from supervisor.lock import SupervisorLock
+from supervisor.paths import resolve
+
+
+def lock_for(ctx: Context) -> SupervisorLock:
+    return SupervisorLock(ctx.paths.data_dir / "supervisor.lock")
+
+
+def watch(args: argparse.Namespace) -> int:
+    import logging
+
+    from supervisor.notify import default_gate
+    from supervisor.runtime import Supervisor
+
+    ctx = load_context(args.tmux_socket)
+    log = logging.getLogger("pitcrew")
+    for problem in ctx.problems:
+        log.warning("%s", problem)
+    lock = lock_for(ctx)
+    holder = lock.acquire("pitcrew watch")
+    if holder is not None:
+        raise PitcrewError(f"another Pitcrew supervisor is already running: {holder.describe()}")
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    log.info("watching tmux server %s; Ctrl-C to stop", ctx.tmux.label)
+    try:
+        return Supervisor(ctx, default_gate()).run(stop)
+    finally:
+        lock.release()
+        log.info("stopped watching")
+
+
+# -- autopilot on|off|pause|resume|status ------------------------------------------------------
+
+def autopilot(args: argparse.Namespace) -> int:
+    ctx = load_context(args.tmux_socket)
+    what = args.action
+    if what in ("on", "off"):
+        config_edit.set_value(ctx.paths.config_file, "autopilot", "enabled", what == "on")
+        record: dict[str, Any] = {"autopilot": "resume"}     # Off also clears any pause
+        if what == "on":
+            record["consent"] = "grant"   # turning Autopilot on grants the screen-read consent
+        _state_command(ctx, record)
+    elif what in ("pause", "resume"):
+        _state_command(ctx, {"autopilot": what})
+    print(_status(load_context(args.tmux_socket)))
+    return 0
+
+
+def _status(ctx: Context) -> str:
+    snap = state_store.load(ctx.paths.state_file).snapshot
+    if os.environ.get("PITCREW_AUTOPILOT", "").strip().lower() == "off":
+        return "Autopilot: Off for this launch."
+    if not ctx.config.autopilot:
+        return "Autopilot: Off."
+    if snap.paused:
+        return "Autopilot: Paused"
+    return ("Autopilot: On. Watching. Acts only when a running task goes quiet, its process "
+            "exits, or a message to it stalls. Idle tabs are never checked.")
+
+
+def _state_command(ctx: Context, record: Mapping[str, Any]) -> None:
+    """Hand a change to the running supervisor, or apply it to state.json when none runs."""
+    lock = lock_for(ctx)
+    if lock.acquire("pitcrew autopilot") is None:
+        try:
+            snap = state_store.load(ctx.paths.state_file).snapshot
+            state_store.save(ctx.paths.state_file, apply_state_record(snap, record))
+        finally:
+            lock.release()
+    else:
+        spool.append(ctx.paths.data_dir / "commands.jsonl", {**record, "at": time.time()})
+
+
+def apply_state_record(snap: state_store.Snapshot,
+                       record: Mapping[str, Any]) -> state_store.Snapshot:
+    paused = {"pause": True, "resume": False}.get(str(record.get("autopilot")), snap.paused)
+    consent = {"grant": True, "revoke": False}.get(str(record.get("consent")), snap.consent)
+    return state_store.Snapshot(snap.terminals, paused, consent, snap.extra)
+
+
+# -- ledger --------------------------------------------------------------------------------
+
+def ledger(args: argparse.Namespace) -> int:
+    rows = Ledger(resolve().ledger_file).tail(args.tail)
+    if args.json:
+        json.dump([r.to_json() for r in rows], sys.stdout, indent=2, ensure_ascii=False)
+        sys.stdout.write("\n")
+        return 0
+    if not rows:
+        print("No Autopilot decisions yet.")
+        return 0
+    for r in rows:
+        when = dt.datetime.fromtimestamp(r.at).strftime("%Y-%m-%d %H:%M:%S")
+        prompt = r.prompt if len(r.prompt) <= 50 else r.prompt[:49] + "…"
+        print(f"{when}  {r.badge.value:<18}  {r.agent} · {r.project}")
+        print(f"    \"{prompt}\" — {r.reason}" + (f" (attempt {r.attempt})" if r.attempt else ""))
+    return 0
+
+
+# -- hook EVENT (called by the agent CLIs' hooks) -------------------------------------------
+
+def hook(args: argparse.Namespace) -> int:
+    """Record what a CLI hook reports. Never fails loudly: a hook must not block the agent."""
+    try:
+        raw = sys.stdin.read() if not sys.stdin.isatty() else ""
+        payload = json.loads(raw) if raw.strip() else {}
+        if not isinstance(payload, dict):
+            payload = {}
+        server = Path(os.environ.get("TMUX", "").split(",")[0]).name or None
+        record = {
+            "at": time.time(), "event": args.event, "pane": os.environ.get("TMUX_PANE"),
+            "server": server, "session_id": payload.get("session_id"),
+            "prompt": payload.get("prompt"), "cwd": payload.get("cwd"),
+            "reason": payload.get("reason") or payload.get("source"),
+            "message": payload.get("message"),
+        }
+        spool.append(resolve().data_dir / "hook-events.jsonl", record)
+    except Exception:  # a hook must never block or break the agent CLI
+        pass
+    return 0
+
+
+def hooks(args: argparse.Namespace) -> int:
+    if args.cli != "claude":
+        raise PitcrewError(f"hooks for {args.cli!r} are not supported yet (only claude)")
+    exe = _pitcrew_command()
+    print(claude_hooks.install(exe) if args.action == "install" else claude_hooks.uninstall())
+    return 0
+
+
+def _pitcrew_command() -> str:
+    import shutil
+
+    found = shutil.which("pitcrew")
+    if found:
+        return found
+    return f"{sys.executable} -m supervisor"

@@ -1,0 +1,432 @@
+"""The supervisor: gathers observations, asks the core, carries out what it decides.
+
+One thread runs `Supervisor.run`, taking events from one queue: tmux control-mode clients
+(output, panes appearing), the exit watcher (an agent process is gone), scheduled wake-ups,
+hook reports and commands from `pitcrew autopilot …`. Between events it reads screens that
+changed, reports tasks that went quiet, and every few seconds re-lists panes as a fallback.
+`pitcrew watch` and the tray app run this same class.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import datetime as dt
+import logging
+import os
+import queue
+import random
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from apscheduler.schedulers.background import BackgroundScheduler
+
+from supervisor import state_store
+from supervisor.adapters import processes, sessions
+from supervisor.adapters.tmux import PaneInfo
+from supervisor.context import Context as AppContext
+from supervisor.context import local_zone
+from supervisor.core.autopilot import decide, restore, set_mode
+from supervisor.core.policy import RestartPolicy
+from supervisor.core.records import (
+    Action,
+    Observation,
+    ProcessExited,
+    ProcessStarted,
+    PromptSubmitted,
+    ScreenSeen,
+    TaskFinished,
+    TerminalState,
+    Tick,
+    WentQuiet,
+)
+from supervisor.core.screen import Classification, ScreenState
+from supervisor.core.settings import Context, Mode
+from supervisor.executor import Executor
+from supervisor.ledger import Ledger
+from supervisor.notify import Gate
+from supervisor.spool import Spool
+from supervisor.watch.control import ControlClient, ControlGone, Output, Topology
+from supervisor.watch.exits import ExitWatcher, ProcessGone
+from supervisor.watched import Watched
+
+log = logging.getLogger("pitcrew")
+
+READ_EVERY = 1.0        # seconds: at most one screen read per changing pane per second
+# An agent at rest waits for input: leaving rest means a prompt was sent; returning, done.
+AT_REST = frozenset({ScreenState.IDLE, ScreenState.DRAFT})
+RESCAN_EVERY = 10.0     # seconds: fallback re-listing of panes (events cover the rest)
+LOOP_TICK = 0.25
+
+
+@dataclass(frozen=True, slots=True)
+class Wakeup:
+    key: str
+
+
+@dataclass(frozen=True, slots=True)
+class Rescan:
+    pane_id: str | None = None
+
+
+class Stop:
+    pass
+
+
+class Supervisor:
+    def __init__(self, app: AppContext, gate: Gate, environ: Mapping[str, str] | None = None,
+                 clock: Callable[[], float] = time.time) -> None:
+        env = os.environ if environ is None else environ
+        self.app = app
+        self.tmux = app.tmux
+        self.gate = gate
+        self.clock = clock
+        self.rng = random.Random()
+        self.events: queue.Queue[object] = queue.Queue()
+        self.watched: dict[str, Watched] = {}
+        self.ledger = Ledger(app.paths.ledger_file)
+        self.off_for_launch = env.get("PITCREW_AUTOPILOT", "").strip().lower() == "off"
+        scale = float(env.get("PITCREW_TEST_TIME_SCALE", "1") or 1)   # test-only: see README
+        self.policy = RestartPolicy(time_scale=scale, quiet_after=app.config.quiet_after)
+        loaded = state_store.load(app.paths.state_file)
+        if loaded.problem:
+            log.warning("%s", loaded.problem)
+        self.snapshot = loaded.snapshot
+        self.paused = loaded.snapshot.paused
+        self.scheduler = BackgroundScheduler(daemon=True)
+        self.controls: dict[str, ControlClient] = {}
+        self.exits = ExitWatcher(self.post)
+        self.executor = Executor(self)
+        self.commands = Spool(app.paths.data_dir / "commands.jsonl")
+        self.hooks = Spool(app.paths.data_dir / "hook-events.jsonl")
+        self._config_mtime = _mtime(app.paths.config_file)
+        self._last_text = ""
+        self._last_rescan = 0.0
+
+    # -- plumbing -------------------------------------------------------------------------
+
+    def post(self, event: object) -> None:
+        self.events.put(event)
+
+    @property
+    def server(self) -> str:
+        return self.tmux.label
+
+    def mode(self) -> Mode:
+        if self.off_for_launch or not self.app.config.autopilot:
+            return Mode.OFF
+        return Mode.PAUSED if self.paused else Mode.ON
+
+    def status_line(self) -> str:
+        if self.off_for_launch:
+            return "Off for this launch."
+        mode = self.mode()
+        if mode is Mode.OFF:
+            return "Off."
+        if mode is Mode.PAUSED:
+            return "Paused"
+        return ("Watching. Acts only when a running task goes quiet, its process exits, or a "
+                "message to it stalls. Idle tabs are never checked.")
+
+    def context_for(self, w: Watched) -> Context:
+        p = w.provider
+        return Context(
+            mode=self.mode(), ask_to_continue=self.app.config.ask_to_continue,
+            resume_by_id=p.resume.by_id, resume_latest=p.resume.latest,
+            continue_message=p.screen.continue_message, has_backup=False, policy=self.policy,
+        )
+
+    def feed(self, w: Watched, obs: Observation) -> tuple[Action, ...]:
+        before = w.state
+        w.state, actions = decide(w.state, obs, self.clock(), self.context_for(w), self.rng)
+        for action in actions:
+            self.executor.run(w, action)
+        if w.state != before:
+            self.persist()
+        return actions
+
+    def persist(self) -> None:
+        terminals = {k: w.state for k, w in self.watched.items()}
+        for key, state in self.snapshot.terminals.items():
+            terminals.setdefault(key, state)   # keep what is known about panes not seen now
+        self.snapshot = state_store.Snapshot(terminals, self.paused, self.snapshot.consent,
+                                             self.snapshot.extra)
+        try:
+            state_store.save(self.app.paths.state_file, self.snapshot)
+        except OSError as exc:
+            log.error("cannot save %s: %s", self.app.paths.state_file, exc)
+
+    # -- the loop -------------------------------------------------------------------------
+
+    def run(self, stop: threading.Event) -> int:
+        log.info("Autopilot: %s", self.status_line())
+        self.scheduler.start()
+        self.exits.start()
+        self.rescan()
+        for w in self.watched.values():
+            for action in restore(w.state, self.clock()):
+                self.executor.run(w, action)
+        try:
+            while not stop.is_set():
+                try:
+                    event = self.events.get(timeout=LOOP_TICK)
+                except queue.Empty:
+                    event = None
+                if isinstance(event, Stop):
+                    break
+                if event is not None:
+                    self.handle(event)
+                self.housekeeping()
+        finally:
+            self.shutdown()
+        return 0
+
+    def shutdown(self) -> None:
+        for client in self.controls.values():
+            client.stop()
+        self.exits.stop()
+        with contextlib.suppress(Exception):
+            self.scheduler.shutdown(wait=False)
+        self.persist()
+
+    def handle(self, event: object) -> None:
+        match event:
+            case Output(pane_id=pane_id, at=at):
+                w = self.watched.get(f"{self.server}:{pane_id}")
+                if w is not None:
+                    w.last_output, w.dirty, w.quiet_reported = at, True, False
+            case Topology() | Rescan(pane_id=None):
+                self.rescan()
+            case Rescan(pane_id=str(pane_id)):
+                self.rescan_pane(pane_id)
+            case ControlGone(session=session):
+                self.controls.pop(session, None)
+                self.rescan()
+            case ProcessGone(key=key, pid=pid):
+                self.process_gone(key, pid)
+            case Wakeup(key=key):
+                w = self.watched.get(key)
+                if w is not None:
+                    screen, alive = self.read_now(w)
+                    self.feed(w, Tick(screen, alive))
+
+    def housekeeping(self) -> None:
+        mono = time.monotonic()
+        if mono - self._last_rescan > RESCAN_EVERY:
+            self.rescan()
+        self.reload_settings()
+        for record in self.commands.new_records():
+            self.apply_command(record)
+        for record in self.hooks.new_records():
+            self.apply_hook(record)
+        for w in list(self.watched.values()):
+            at_rest = w.screen is None or w.screen.state in AT_REST
+            if w.dirty and (at_rest or mono - w.last_read >= READ_EVERY):
+                self.observe_screen(w)   # output after rest: read now, a prompt may be starting
+            quiet_for = mono - w.last_output
+            if (w.state.task is not None and not w.quiet_reported
+                    and quiet_for >= self.policy.scaled(self.policy.quiet_after)):
+                w.quiet_reported = True
+                screen, alive = self.read_now(w)
+                if alive and screen is not None:
+                    self.feed(w, WentQuiet(screen, quiet_for))
+
+    # -- discovery ------------------------------------------------------------------------
+
+    def rescan(self) -> None:
+        self._last_rescan = time.monotonic()
+        panes = self.tmux.list_panes()
+        sessions_now = {p.session_name for p in panes}
+        for session in sessions_now - self.controls.keys():
+            client = ControlClient(self.tmux, session, self.post)
+            if client.start_client():
+                self.controls[session] = client
+        for session in self.controls.keys() - sessions_now:
+            self.controls.pop(session).stop()
+        seen = set()
+        for pane in panes:
+            seen.add(f"{self.server}:{pane.pane_id}")
+            self.inspect(pane)
+        for key in list(self.watched):
+            if key not in seen:
+                log.info("%s: pane closed", key)
+                self.watched.pop(key)
+
+    def rescan_pane(self, pane_id: str) -> None:
+        pane = self.tmux.pane(pane_id)
+        if pane is not None:
+            self.inspect(pane)
+
+    def inspect(self, pane: PaneInfo) -> None:
+        key = f"{self.server}:{pane.pane_id}"
+        w = self.watched.get(key)
+        if pane.dead:
+            if w is None:
+                self.adopt_dead(key, pane)
+            return  # exits are reported by the exit watcher; a dead pane is read then
+        found = processes.find_agent(processes.process_tree(pane.pid),
+                                     self.app.active_providers)
+        if found is None:
+            return
+        provider, proc = found
+        if w is None or w.provider.name != provider.name:
+            saved = self.snapshot.terminals.get(key)
+            state = saved if saved is not None and saved.agent == provider.display_name else (
+                TerminalState(terminal=f"{pane.session_name}:{pane.pane_id}",
+                              agent=provider.display_name, project=proc.cwd or pane.current_path))
+            w = Watched(key, pane.pane_id, provider, state, proc.cwd or pane.current_path)
+            self.watched[key] = w
+            log.info("%s: watching %s in %s", key, provider.display_name, w.cwd)
+        if proc.pid not in w.pid_generation:
+            w.pid_generation[proc.pid] = w.state.generation
+            w.agent_pid, w.agent_started = proc.pid, proc.create_time
+            w.dirty = True
+            self.exits.watch(proc.pid, key, proc.create_time)
+            self.feed(w, ProcessStarted(w.state.generation, proc.pid))
+
+    def adopt_dead(self, key: str, pane: PaneInfo) -> None:
+        """After a restart of Pitcrew: a dead pane with an open incident is still ours."""
+        saved = self.snapshot.terminals.get(key)
+        if saved is None or saved.incident is None:
+            return
+        provider = processes.provider_for_command(pane.start_command, self.app.active_providers)
+        if provider is None:
+            provider = next((p for p in self.app.active_providers
+                             if p.display_name == saved.agent), None)
+        if provider is None:
+            return
+        self.watched[key] = Watched(key, pane.pane_id, provider, saved,
+                                    saved.project or pane.start_path)
+        log.info("%s: picking up the open incident for %s", key, provider.display_name)
+
+    # -- observations ---------------------------------------------------------------------
+
+    def read_now(self, w: Watched) -> tuple[Classification | None, bool]:
+        pane = self.tmux.pane(w.pane_id)
+        if pane is None:
+            return None, False
+        text = self.tmux.capture(w.pane_id, history=pane.height if pane.dead else 0)
+        if text is None:
+            return None, False
+        self._last_text = text
+        alive = (not pane.dead and w.agent_pid is not None
+                 and processes.is_alive(w.agent_pid, w.agent_started))
+        screen = w.read(text, dt.datetime.now(dt.UTC), local_zone())
+        w.screen = screen
+        w.last_read = time.monotonic()
+        return screen, alive
+
+    def observe_screen(self, w: Watched) -> None:
+        before = w.screen.state if w.screen is not None else None
+        screen, alive = self.read_now(w)
+        w.dirty = False
+        if screen is None:
+            return
+        now_state = screen.state
+        if now_state is not before:
+            log.info("%s: %s%s", w.key, now_state.value,
+                     f" (was {before.value})" if before is not None else "")
+        echoed = w.prompt_text(self._last_text)
+        new_echo = bool(echoed) and w.last_echo is not None and echoed != w.last_echo
+        w.last_echo = echoed
+        started = now_state not in AT_REST and now_state is not ScreenState.UNKNOWN
+        if new_echo and w.state.task is not None:
+            # a new prompt was accepted, so the one before it has finished (a read in between
+            # was missed): finish it first, then start the new one
+            self.feed(w, TaskFinished(session_id=self.session_of(w)))
+        if (new_echo or (started and (before is None or before in AT_REST))) \
+                and w.state.task is None:
+            by_us = w.is_own_prompt(echoed, time.monotonic())
+            prompt = (w.typed_text if by_us else echoed) or "(a prompt)"
+            if by_us:
+                w.typed_text, w.typed_at = "", None
+            self.feed(w, PromptSubmitted(prompt, by_pitcrew=by_us, session_id=self.session_of(w)))
+        elif (now_state in AT_REST and w.state.task is not None
+              and before is not None and before not in AT_REST):
+            self.feed(w, TaskFinished(session_id=self.session_of(w)))
+        self.feed(w, ScreenSeen(screen, alive))
+
+    def session_of(self, w: Watched) -> str | None:
+        env = processes.environ(w.agent_pid) if w.agent_pid else {}
+        home = Path(env["HOME"]) if env.get("HOME") else None
+        ref = sessions.find_session(w.provider.sessions, w.cwd, home=home, environ=env or None,
+                                    newer_than=w.agent_started)
+        return ref.session_id if ref else w.state.session_id
+
+    def process_gone(self, key: str, pid: int) -> None:
+        w = self.watched.get(key)
+        if w is None or pid not in w.pid_generation:
+            return
+        generation = w.pid_generation[pid]
+        pane = self.tmux.pane(w.pane_id)
+        status = pane.dead_status if pane is not None and pane.dead else None
+        signal = pane.dead_signal if pane is not None and pane.dead else None
+        screen, _ = self.read_now(w)
+        if w.agent_pid == pid:
+            w.agent_pid = None
+        log.info("%s: %s exited (status %s, signal %s)", key, w.provider.display_name,
+                 status, signal)
+        self.feed(w, ProcessExited(generation, status, signal, screen))
+
+    # -- settings, commands, hooks ----------------------------------------------------------
+
+    def reload_settings(self) -> None:
+        mtime = _mtime(self.app.paths.config_file)
+        if mtime == self._config_mtime:
+            return
+        self._config_mtime = mtime
+        from supervisor.config import load_config
+
+        loaded = load_config(self.app.paths.config_file)
+        for problem in loaded.errors:
+            log.warning("%s", problem)
+        before = self.mode()
+        self.app = dataclasses.replace(self.app, config=loaded.config)
+        if self.mode() != before:
+            self.mode_changed()
+
+    def apply_command(self, record: Mapping[str, object]) -> None:
+        from supervisor.cli.autopilot_cmds import apply_state_record
+
+        before = self.mode()
+        self.snapshot = apply_state_record(self.snapshot, record)
+        self.paused = self.snapshot.paused
+        self.persist()
+        if self.mode() != before:
+            self.mode_changed()
+
+    def mode_changed(self) -> None:
+        log.info("Autopilot: %s", self.status_line())
+        for w in self.watched.values():
+            w.state, actions = set_mode(w.state, self.mode(), self.clock(), self.context_for(w),
+                                        self.rng)
+            for action in actions:
+                self.executor.run(w, action)
+        self.persist()
+
+    def apply_hook(self, record: Mapping[str, object]) -> None:
+        pane = record.get("pane")
+        w = self.watched.get(f"{self.server}:{pane}") if isinstance(pane, str) else None
+        if w is None:
+            return
+        event = record.get("event")
+        raw_sid = record.get("session_id")
+        sid = raw_sid if isinstance(raw_sid, str) and raw_sid else None
+        if sid:
+            w.state = dataclasses.replace(w.state, session_id=str(sid))
+        if event == "UserPromptSubmit":
+            by_us = w.is_own_prompt(str(record.get("prompt") or ""), time.monotonic())
+            self.feed(w, PromptSubmitted(str(record.get("prompt") or "(a prompt)"),
+                                         by_pitcrew=by_us, session_id=sid))
+        elif event == "Stop" and w.state.task is not None:
+            self.feed(w, TaskFinished(session_id=sid))
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0

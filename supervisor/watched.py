@@ -1,0 +1,64 @@
+"""The shell's view of one agent terminal: what it last saw, and when.
+
+The core keeps the decision state (`TerminalState`); this keeps the readings that produce
+observations: the agent pid (and which relaunch generation it belongs to), when the pane last
+printed, the last screen reading, and when Pitcrew itself last typed there (so the busy
+screen that follows is Pitcrew's own follow-up, not a new prompt from the user).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+
+from supervisor.core.classifier import classify, newest_turn
+from supervisor.core.records import TerminalState
+from supervisor.core.screen import Classification, ScreenState
+from supervisor.providers.model import Provider
+
+OWN_TYPING_WINDOW = 15.0   # seconds: only a prompt this soon after Pitcrew typed can be Pitcrew's
+UNREAD_ECHO_WINDOW = 3.0   # … and, when its echo can't be read, only this soon
+
+
+@dataclass
+class Watched:
+    key: str                      # "<server>:<pane id>"
+    pane_id: str
+    provider: Provider
+    state: TerminalState
+    cwd: str
+    agent_pid: int | None = None
+    agent_started: float | None = None
+    pid_generation: dict[int, int] = field(default_factory=dict)
+    last_output: float = 0.0      # monotonic
+    dirty: bool = True
+    last_read: float = 0.0        # monotonic
+    screen: Classification | None = None
+    quiet_reported: bool = False
+    typed_at: float | None = None # monotonic
+    typed_text: str = ""
+    last_echo: str | None = None  # the newest prompt echo seen (None: not read yet)
+
+    def read(self, text: str, now: dt.datetime, local: dt.tzinfo) -> Classification:
+        return classify(text, self.provider.screen, now, local)
+
+    def is_own_prompt(self, echoed: str, mono_now: float) -> bool:
+        """Whether the prompt that just started is the text Pitcrew typed (not the user's)."""
+        if self.typed_at is None or mono_now - self.typed_at > OWN_TYPING_WINDOW:
+            return False
+        if not echoed:
+            return mono_now - self.typed_at < UNREAD_ECHO_WINDOW
+        head = min(len(echoed), len(self.typed_text), 40)
+        return head > 0 and echoed[:head] == self.typed_text[:head]
+
+    def prompt_text(self, text: str) -> str:
+        """The newest echoed prompt on screen (best effort), for the ledger and messages."""
+        return newest_turn(text, self.provider.screen)
+
+
+def is_working(screen: Classification | None) -> bool:
+    return screen is not None and screen.state is ScreenState.BUSY
+
+
+def is_ready(screen: Classification | None) -> bool:
+    return screen is not None and screen.state is ScreenState.IDLE
