@@ -329,8 +329,12 @@ class Supervisor:
         if now_state is not before:
             log.info("%s: %s%s", w.key, now_state.value,
                      f" (was {before.value})" if before is not None else "")
+        if not alive:
+            self.feed(w, ScreenSeen(screen, alive))
+            return   # a gone agent starts and finishes nothing; its exit is reported apart
         echoed = w.prompt_text(self._last_text)
-        new_echo = bool(echoed) and w.last_echo is not None and echoed != w.last_echo
+        new_echo = bool(echoed) and w.last_echo is not None and not same_prompt(echoed,
+                                                                                w.last_echo)
         w.last_echo = echoed
         started = now_state not in AT_REST and now_state is not ScreenState.UNKNOWN
         if new_echo and w.state.task is not None:
@@ -423,6 +427,13 @@ class Supervisor:
                                          by_pitcrew=by_us, session_id=sid))
         elif event == "Stop" and w.state.task is not None:
             self.feed(w, TaskFinished(session_id=sid))
+
+
+def same_prompt(a: str, b: str) -> bool:
+    """Two readings of one echoed prompt (wrapping and cut-offs may differ between reads)."""
+    a, b = " ".join(a.split()), " ".join(b.split())
+    n = min(len(a), len(b), 60)
+    return a[:n] == b[:n]
 
 
 def _mtime(path: Path) -> float:

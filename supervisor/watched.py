@@ -48,8 +48,9 @@ class Watched:
             return False
         if not echoed:
             return mono_now - self.typed_at < UNREAD_ECHO_WINDOW
-        head = min(len(echoed), len(self.typed_text), 40)
-        return head > 0 and echoed[:head] == self.typed_text[:head]
+        echoed, typed = " ".join(echoed.split()), " ".join(self.typed_text.split())
+        head = min(len(echoed), len(typed), 40)
+        return head > 0 and echoed[:head] == typed[:head]
 
     def prompt_text(self, text: str) -> str:
         """The newest echoed prompt on screen (best effort), for the ledger and messages."""

@@ -46,7 +46,7 @@ EVIDENCE_CHARS = 240
 
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-_PANE_DEAD = re.compile(r"^Pane is dead( \(.*\))?\s*$")
+_PANE_DEAD = re.compile(r"Pane is dead( \((status|signal) \d+, [^)]*\))?\s*$")
 _FENCE = re.compile(r"^\s*(?:[│┃|]\s*)?(?:```|~~~)")
 _DIFF = re.compile(r"^\s*(?:[│┃|⎿]\s*)?(?:\d+\s*)?[+\-](?=\s|$)(?!\s*[+\-]{2})")
 MESSAGE_LINES = 4        # lines a hard-wrapped message may span
@@ -55,6 +55,7 @@ _SENTENCE_END = (".", "!", "?", ":", "…")
 _CONTINUATION = re.compile(r"^\s{0,6}[a-z'\"\]\}),.]")
 _NEW_MESSAGE = re.compile(r"^\s*[⎿■●✗✕✘⚠❯›>╭╰│─•◆✻✶*+-]|^\s*\d+[.)]\s")
 _TURN_MARKER = re.compile(r"^\s*(?:[>❯›»$%#✨]|\S+>)\s*")
+_MENUS = frozenset({ScreenState.QUESTION, ScreenState.PICKER, ScreenState.UPGRADE_PROMPT})
 _HOLDS = frozenset({ScreenState.LOGIN_REQUIRED, ScreenState.RATE_LIMIT})
 _NOT_FROM_TRANSCRIPT = frozenset(
     {ScreenState.RATE_LIMIT, ScreenState.CONNECTION_LOST, ScreenState.CRASHED,
@@ -68,7 +69,9 @@ _EXPLAINED_BY: dict[ScreenState, frozenset[ScreenState]] = {
     ScreenState.CRASHED: _HOLDS,
 }
 # A shell prompt on the last line: the agent is gone and its shell is back.
-_SHELL_PROMPT = re.compile(r"^\s*(\(\S+\)\s*)?(\S+@[\w.-]+(:\S*)?\s*)?[$#%]\s*$")
+_SHELL_PROMPT = re.compile(r"^\s*(\(\S+\)\s*)?(\S+@[\w.-]+(:.*?)?\s*)?[$#%]\s*$")
+_PROMPT_OVER_TUI = re.compile(r"^\s*(\S+@[\w.-]+(:.*?)?\s*)?[$#%]\s*([─━═]{5,}.*)?$")
+_KILLED = re.compile(r"^\W*(Killed|Terminated)\s*$")
 _STACK_FRAME = re.compile(r"^\s+at \S|^\s+File \".*\", line \d+")
 _RETRYING = re.compile(r"retry(?:ing)?\b|attempt \d+\s*(?:/|of)\s*\d+|reconnecting", re.I)
 _WITH_RESET = frozenset(
@@ -98,10 +101,14 @@ def _visible(text: str) -> tuple[list[str], str | None]:
         line = _CONTROL.sub("", _ANSI.sub("", line[: MAX_LINE_CHARS * 4]))[:MAX_LINE_CHARS]
         out.append(line.rstrip())
     footer = None
-    while out and (not out[-1].strip() or _PANE_DEAD.match(out[-1].strip())):
-        last = out.pop().strip()
-        if last and footer is None:
-            footer = last
+    while out and (not out[-1].strip() or _PANE_DEAD.search(out[-1])):
+        last = out.pop()
+        m = _PANE_DEAD.search(last)
+        if m and footer is None:
+            footer = m.group(0).strip()
+            if last[: m.start()].strip():   # tmux wrote it onto the end of the last line
+                out.append(last[: m.start()].rstrip())
+                break
     return out, footer
 
 
@@ -136,7 +143,7 @@ def classify(
                 continue
             if any(p.search(lines[i]) for p in patterns):
                 hits.append(_Hit(i, rank, state))
-    if dead_footer or _SHELL_PROMPT.match(lines[chrome[-1]]):
+    if dead_footer or _shell_back(lines, chrome):
         return _gone(hits, lines, chrome, dead_footer, rules, now, local)
     hits = _drop_earlier_turns(hits, lines, chrome, rules)
     decided = _decide(lines, chrome, hits, rules)
@@ -157,6 +164,16 @@ def _gone(
         _, index = _newest(last_words)
         return _finish((ScreenState.CRASHED, index), lines, rules, now, local)
     return Classification(ScreenState.CRASHED, footer or lines[chrome[-1]].strip())
+
+
+def _shell_back(lines: list[str], chrome: list[int]) -> bool:
+    """The agent is gone and its shell is back: a prompt on the last line, or a prompt just
+    under the shell's "Killed" with a dead TUI's stale footer still drawn below it."""
+    if _SHELL_PROMPT.match(lines[chrome[-1]]):
+        return True
+    tail = chrome[-6:]
+    return any(_PROMPT_OVER_TUI.match(lines[i]) and k > 0 and _KILLED.match(lines[tail[k - 1]])
+               for k, i in enumerate(tail))
 
 
 def newest_turn(text: str, rules: ScreenRules) -> str:
@@ -199,15 +216,22 @@ def _decide(
     if busy:
         top, bottom = min(busy), max(busy)
         top_rank = min(h.rank for h in hits if h.index == top)
+        retry_ranks = [r for r, i in enumerate(chrome)
+                       if top_rank - RETRY_SPAN <= r <= top_rank and _RETRYING.search(
+                           _message(lines, i))]
         over = [
             h for h in blocking
             if h.index > bottom
-            or (h.rank >= top_rank - RETRY_SPAN and _RETRYING.search(lines[h.index]))
             or h.index in busy
+            or any(rx.search(lines[h.index]) for rx in rules.overlay)
+            or any(r - MESSAGE_LINES <= h.rank <= r for r in retry_ranks)
         ]
         if over:
             return _most_urgent(over)
         return ScreenState.BUSY, top
+    running = _turn_running(lines, chrome, hits, rules)
+    if running is not None:
+        return ScreenState.BUSY, running
     if draft_at is not None:
         below = [h for h in blocking if h.index >= draft_at]
         if not below:
@@ -219,6 +243,39 @@ def _decide(
     if idle:
         return ScreenState.IDLE, max(idle)
     return ScreenState.UNKNOWN, -1
+
+
+def _message(lines: list[str], index: int) -> str:
+    """A line and the lines a hard wrap carried over from it (to read a notice whole)."""
+    out = [lines[index]]
+    for line in lines[index + 1: index + 1 + MESSAGE_LINES]:
+        if not line.strip() or _NEW_MESSAGE.match(line):
+            break
+        out.append(line)
+    return " ".join(part.strip() for part in out)
+
+
+def _turn_running(
+    lines: list[str], chrome: list[int], hits: list[_Hit], rules: ScreenRules
+) -> int | None:
+    """For CLIs that show no spinner while they stream: the newest prompt has output below it
+    but no end-of-turn line yet (and no notice) — the agent is still answering."""
+    if not rules.turn or not (rules.turn_end or rules.input_last):
+        return None
+    input_at = _input_line(lines, chrome, rules)
+    if rules.input_last and input_at is not None:
+        return None   # its prompt is back at the bottom: the turn is over
+    stop = input_at if input_at is not None else chrome[-1] + 1
+    echo = next((i for i in reversed(chrome) if i < stop and i != input_at
+                 and any(rx.search(lines[i]) for rx in rules.turn)), None)
+    if echo is None:
+        return None
+    after = [i for i in chrome if echo < i < stop]
+    if not after or any(h.index > echo and h.state in BLOCKING_PRIORITY for h in hits):
+        return None
+    if any(rx.search(lines[i]) for i in after for rx in rules.turn_end):
+        return None
+    return after[-1]
 
 
 def _newest(hits: list[_Hit]) -> tuple[ScreenState, int]:
@@ -239,7 +296,7 @@ def _most_urgent(hits: list[_Hit]) -> tuple[ScreenState, int]:
         if near:
             state, index = _newest(near)  # the closest notice above explains the menu
             rank = max(h.rank for h in hits if h.index == index)
-    if state in (ScreenState.QUESTION, ScreenState.PICKER):  # a menu reads from its first line
+    if state in _MENUS:   # a menu reads from its first line
         ranks = sorted((h.rank, h.index) for h in hits if h.state is state and h.rank <= rank)
         top = ranks[-1]
         for r, i in reversed(ranks[:-1]):
@@ -251,10 +308,16 @@ def _most_urgent(hits: list[_Hit]) -> tuple[ScreenState, int]:
 
 
 def _input_line(lines: list[str], chrome: list[int], rules: ScreenRules) -> int | None:
-    """The input box's line: the lowest line an `input` pattern matches inside its frame — or,
-    for a prompt with no frame, only the last line (above it, the same shape is an echo)."""
-    candidates = chrome if rules.input_frame is not None else chrome[-1:]
-    for i in reversed(candidates):
+    """The input box's line: the lowest line an `input` pattern matches inside its frame. A
+    prompt with no frame is not the input box while a busy line shows below it (then the
+    same shape is the echo of the prompt being worked on)."""
+    busy_rx = rules.markers.get(ScreenState.BUSY, ())
+    busy_below = False
+    for i in reversed(chrome[-1:] if rules.input_last else chrome):
+        if rules.input_frame is None and busy_below:
+            return None
+        if any(rx.search(lines[i]) for rx in busy_rx):
+            busy_below = True
         if rules.input_frame is not None and (i == 0 or not rules.input_frame.search(lines[i - 1])):
             continue
         if any(rx.search(lines[i]) for rx in rules.input):

@@ -46,7 +46,7 @@ _MONTHS_PT_ES = {
 }
 
 _UNIT = r"(?:milliseconds?|ms|weeks?|w|days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)"
-_DURATION = rf"(?:\d+(?:\.\d+)?\s*{_UNIT}\b(?:\s*,?\s*(?:and\s+)?)?)+"
+_DURATION = rf"(?:\d+(?:\.\d+)?\s*{_UNIT}(?![a-z])(?:\s*,?\s*(?:and\s+)?)?)+"
 
 _EPOCH = re.compile(
     r"(?:limit reached\s*\|\s*|resets?_?at\"?\s*[:=]\s*\"?|reset_time\"?\s*[:=]\s*)(\d{10})(?!\d)",
@@ -87,7 +87,7 @@ _RETRY_AFTER = (
     re.compile(rf"retrying\s+(?:\d+/\d+\s+)?in\s+({_DURATION})", re.IGNORECASE),
     re.compile(r"retry[-_ ]after\"?\s*[:=]?\s*(\d+(?:\.\d+)?)\b(?!\s*[ap]m)", re.IGNORECASE),
 )
-_DURATION_PART = re.compile(rf"(\d+(?:\.\d+)?)\s*({_UNIT})\b", re.IGNORECASE)
+_DURATION_PART = re.compile(rf"(\d+(?:\.\d+)?)\s*({_UNIT})(?![a-z])", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)

@@ -355,6 +355,9 @@ def _screen(t: _Table, common: Mapping[str, Any], where: str) -> ScreenRules:
         placeholders=_regexes(t, "placeholders", t.strings("placeholders")),
         transcript=_regexes(t, "transcript", t.strings("transcript")),
         turn=_regexes(t, "turn", t.strings("turn")),
+        turn_end=_regexes(t, "turn_end", t.strings("turn_end")),
+        input_last=t.flag("input_last", False),
+        overlay=_regexes(t, "overlay", t.strings("overlay")),
         input_frame=next(iter(_regexes(t, "input_frame", [t.text("input_frame")]
                                        if t.text("input_frame") else [])), None),
         continue_message=t.text("continue_message"),
@@ -376,6 +379,9 @@ def _screen(t: _Table, common: Mapping[str, Any], where: str) -> ScreenRules:
             placeholders=screen.placeholders + base.placeholders,
             transcript=screen.transcript + base.transcript,
             turn=screen.turn or base.turn,
+            turn_end=screen.turn_end or base.turn_end,
+            input_last=screen.input_last,
+            overlay=screen.overlay + base.overlay,
             continue_message=screen.continue_message,
         )
     return screen

@@ -132,6 +132,8 @@ class ScreenRules:
     the agent's own prose and tool output, which never count as a limit, connection error or
     crash (an agent explaining a 429 handler is not rate-limited). `turn` matches the echo of
     a submitted prompt: a limit or error above the newest one belongs to an earlier turn.
+    `turn_end`, for CLIs that show no spinner while streaming, matches the line closing a
+    turn: output under the newest prompt with no such line yet means it is still answering.
     """
 
     chrome_lines: int = 15
@@ -142,6 +144,9 @@ class ScreenRules:
     placeholders: tuple[re.Pattern[str], ...] = ()
     transcript: tuple[re.Pattern[str], ...] = ()   # the agent's own prose / tool output lines
     turn: tuple[re.Pattern[str], ...] = ()         # a submitted prompt's echo: a new turn
+    turn_end: tuple[re.Pattern[str], ...] = ()     # the line a CLI prints when a turn is over
+    input_last: bool = False       # the prompt is only ever the last line (above: echoes)
+    overlay: tuple[re.Pattern[str], ...] = ()      # toasts drawn over a busy screen: they count
     continue_message: str | None = None
 
 

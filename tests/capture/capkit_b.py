@@ -11,6 +11,7 @@ Not imported by the test suite.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 import re
@@ -119,10 +120,8 @@ class Session:
 
     def close(self, pane: str) -> None:
         """Kill the pane's whole process tree by PID (tmux kill-server does not always)."""
-        try:
+        with contextlib.suppress(RuntimeError, ValueError):
             kill_tree(self.tmux.pane_pid(pane))
-        except (RuntimeError, ValueError):
-            pass
         self.tmux.run("kill-pane", "-t", pane, check=False)
 
     def wait(self, pane: str, needle: Needle, timeout: float = 40.0,
@@ -195,7 +194,7 @@ class Session:
         source = f"{self.provider} {self.version}, tests/capture/{self.script}, {size}, {how}"
         path = capkit.save_screen(self.provider, slug, text, state=state, source=source,
                                   ansi=ansi, timezone=self.zone,
-                                  captured_at=dt.datetime.now(dt.timezone.utc).replace(
+                                  captured_at=dt.datetime.now(dt.UTC).replace(
                                       microsecond=0), **extra)
         self.saved.append(path)
         print(f"  saved {path.relative_to(capkit.SCREENS)}", flush=True)
@@ -218,10 +217,8 @@ def kill_tree(pid: int) -> None:
         return
     procs = [*root.children(recursive=True), root]
     for proc in procs:
-        try:
+        with contextlib.suppress(psutil.Error):
             proc.send_signal(signal.SIGKILL)
-        except psutil.Error:
-            pass
     psutil.wait_procs(procs, timeout=5)
 
 

@@ -37,7 +37,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from capkit_b import Session, ensure_installed, exit_probe, kill_tree  # noqa: E402
+from capkit_b import Session, ensure_installed, exit_probe, kill_tree
 
 PROVIDER = "copilot"
 PROMPT_FOOTER = "/ commands"

@@ -35,8 +35,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import capkit  # noqa: E402
-from capkit_b import Session, ensure_installed, exit_probe, kill_tree, run_help  # noqa: E402
+import contextlib
+
+import capkit
+from capkit_b import Session, ensure_installed, exit_probe, kill_tree, run_help
 
 PROVIDER = "opencode"
 BUSY = re.compile(r"[■⬝]{8}\s+esc interrupt")
@@ -338,10 +340,8 @@ def pickers(oc: OpenCode) -> None:
         oc.s.type(pane, cmd)
         time.sleep(0.8)
         oc.s.keys(pane, "Enter")
-        try:
+        with contextlib.suppress(TimeoutError):
             oc.s.wait(pane, needle, timeout=10)
-        except TimeoutError:
-            pass
         time.sleep(1.0)
         oc.s.shot(pane, state, slug, f"typed {cmd}")
         oc.s.keys(pane, "Escape")

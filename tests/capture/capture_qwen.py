@@ -39,7 +39,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from capkit_b import Needle, Session, ensure_installed, exit_probe, kill_tree  # noqa: E402
+import contextlib
+
+from capkit_b import Needle, Session, ensure_installed, exit_probe, kill_tree
 
 PROVIDER = "qwen"
 READY = "Type your message"
@@ -387,10 +389,8 @@ def pickers(q: Qwen) -> None:
         q.s.type(pane, cmd)
         time.sleep(0.8)
         q.s.keys(pane, "Enter")
-        try:
+        with contextlib.suppress(TimeoutError):
             q.s.wait(pane, needle, timeout=10)
-        except TimeoutError:
-            pass
         time.sleep(1.0)
         q.shot(pane, "picker", slug, f"typed {cmd}")
         q.s.keys(pane, "Escape")

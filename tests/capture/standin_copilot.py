@@ -18,6 +18,7 @@ docstring for the other ``[[mode]]`` tokens.
 from __future__ import annotations
 
 import argparse
+import contextlib
 from pathlib import Path
 
 from standin_openai_chat import Server
@@ -34,10 +35,8 @@ def main() -> None:
     print(f"export COPILOT_PROVIDER_BASE_URL={srv.base_url}\n"
           "export COPILOT_PROVIDER_API_KEY=sk-fake-standin-0000\n"
           "export COPILOT_MODEL=gpt-4.1 COPILOT_AUTO_UPDATE=false", flush=True)
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         srv.httpd.serve_forever()
-    except KeyboardInterrupt:
-        pass
 
 
 if __name__ == "__main__":

@@ -45,6 +45,7 @@ tool names, the chosen mode), which tells what each CLI actually sends.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import json
 import re
@@ -84,7 +85,7 @@ SLOW_TEXT = " ".join(f"step{i}" for i in range(1, 81))
 
 
 def _now_utc() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+    return dt.datetime.now(dt.UTC).replace(microsecond=0)
 
 
 def error_response(mode: str) -> tuple[int, dict[str, str], dict[str, Any]] | None:
@@ -438,7 +439,7 @@ class Server:
     def set_mode(self, mode: str) -> None:
         self.state.mode = mode
 
-    def __enter__(self) -> "Server":
+    def __enter__(self) -> Server:
         self.thread.start()
         return self
 
@@ -460,10 +461,8 @@ def main() -> None:
     srv = Server(args.port, args.log)
     srv.set_mode(args.mode)
     print(f"stand-in listening on {srv.base_url} (mode {args.mode})", flush=True)
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         srv.httpd.serve_forever()
-    except KeyboardInterrupt:
-        pass
 
 
 if __name__ == "__main__":
