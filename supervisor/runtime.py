@@ -104,6 +104,7 @@ class Supervisor:
         self.hooks = Spool(app.paths.data_dir / "hook-events.jsonl")
         self._config_mtime = _mtime(app.paths.config_file)
         self._last_text = ""
+        self._seen: dict[str, tuple[int, str, bool]] = {}
         self._last_rescan = 0.0
 
     # -- plumbing -------------------------------------------------------------------------
@@ -258,11 +259,17 @@ class Supervisor:
     def rescan_pane(self, pane_id: str) -> None:
         pane = self.tmux.pane(pane_id)
         if pane is not None:
+            self._seen.pop(f"{self.server}:{pane_id}", None)   # asked to look: look afresh
             self.inspect(pane)
 
     def inspect(self, pane: PaneInfo) -> None:
         key = f"{self.server}:{pane.pane_id}"
         w = self.watched.get(key)
+        signature = (pane.pid, pane.current_command, pane.dead)
+        known = w is None or (w.agent_pid is not None and w.agent_pid in self.exits.watched())
+        if self._seen.get(key) == signature and known:
+            return   # nothing changed in this pane since the last look: skip the process walk
+        self._seen[key] = signature
         if pane.dead:
             if w is None:
                 self.adopt_dead(key, pane)

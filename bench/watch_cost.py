@@ -1,0 +1,226 @@
+"""What watching costs: Pitcrew's `pitcrew watch` against a shell-script-style poller.
+
+Starts N idle fake agents in real panes of a private tmux server, then measures over the same
+window, in the same run:
+
+* `pitcrew watch` (events from tmux control mode, exits from pidfds), and
+* the baseline peers use: every 2 s, `tmux capture-pane` the last 30 lines of every pane and
+  hash them (one tmux process per pane per tick).
+
+CPU is user+system time of the watcher, its children and the tmux server (the server does
+the work each capture asks for). Then, with Autopilot on, it kills one agent mid-task and
+reports how soon the watcher noticed the exit and how long the resume took beyond the
+mandated 5 s wait.
+
+    .venv/bin/python bench/watch_cost.py [--panes 10 50 200] [--window 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import psutil
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+FAKE = REPO / "tests" / "fake_agent"
+os.environ["PATH"] = f"{FAKE}{os.pathsep}{os.environ['PATH']}"
+
+from supervisor.adapters.tmux import Tmux  # noqa: E402
+
+
+def cpu(proc: psutil.Process, with_children: bool = True) -> float:
+    try:
+        t = proc.cpu_times()
+        total = t.user + t.system
+        if with_children:
+            total += t.children_user + t.children_system
+            for child in proc.children(recursive=True):
+                ct = child.cpu_times()
+                total += ct.user + ct.system
+        return total
+    except psutil.Error:
+        return 0.0
+
+
+class Fleet:
+    def __init__(self, panes: int, root: Path) -> None:
+        self.name = f"pitcrew-bench-{os.getpid()}-{panes}"
+        self.tmux = Tmux(self.name, config_file="/dev/null", timeout=30)
+        self.root = root
+        env = {"FAKEAGENT_HOME": str(root / "fa"), "HOME": str(root)}
+        env_args = [a for k, v in env.items() for a in ("-e", f"{k}={v}")]
+        self.tmux.run("new-session", "-d", "-s", "keep", "-x", "120", "-y", "30", *env_args,
+                      "sleep 86400")
+        self.tmux.run("set-option", "-g", "remain-on-exit", "on")
+        per_session = 20
+        for i in range(panes):
+            session = f"s{i // per_session}"
+            if i % per_session == 0:
+                self.tmux.run("new-session", "-d", "-s", session, "-x", "120", "-y", "30",
+                              "-c", str(root), *env_args, "fakeagent")
+            else:
+                self.tmux.run("new-window", "-d", "-t", f"={session}:", "-c", str(root),
+                              *env_args, "fakeagent")
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            ready = sum("fake>" in (self.tmux.capture(p.pane_id) or "")
+                        for p in self.tmux.list_panes() if p.session_name != "keep")
+            if ready >= panes:
+                break
+            time.sleep(0.5)
+        self.server = psutil.Process(int(self.tmux.run(
+            "display-message", "-p", "#{pid}").stdout.strip()))
+
+    def panes(self) -> list[str]:
+        return [p.pane_id for p in self.tmux.list_panes() if p.session_name != "keep"]
+
+    def stop(self) -> None:
+        procs = [self.server, *self.server.children(recursive=True)]
+        for p in procs:
+            with contextlib.suppress(psutil.Error):
+                p.kill()
+
+
+def baseline(fleet: Fleet, window: float) -> tuple[float, float]:
+    """Poll capture-pane + hash per pane every 2 s; returns (cpu seconds, elapsed)."""
+    stop = threading.Event()
+    me = psutil.Process()
+
+    def loop() -> None:
+        hashes: dict[str, str] = {}
+        while not stop.is_set():
+            started = time.monotonic()
+            for pane in fleet.panes():
+                out = subprocess.run(["tmux", "-L", fleet.name, "capture-pane", "-p", "-t",
+                                      pane, "-S", "-30"], capture_output=True).stdout
+                hashes[pane] = hashlib.md5(out, usedforsecurity=False).hexdigest()
+            stop.wait(max(0.0, 2.0 - (time.monotonic() - started)))
+
+    before = cpu(me) + cpu(fleet.server, with_children=False)
+    t0 = time.monotonic()
+    thread = threading.Thread(target=loop)
+    thread.start()
+    time.sleep(window)
+    stop.set()
+    thread.join()
+    return cpu(me) + cpu(fleet.server, with_children=False) - before, time.monotonic() - t0
+
+
+def start_watch(fleet: Fleet, home: Path, autopilot: bool) -> subprocess.Popen[str]:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "providers").mkdir(exist_ok=True)
+    shutil.copy(FAKE / "fakeagent.toml", home / "providers" / "fakeagent.toml")
+    (home / "config.toml").write_text(
+        f"[autopilot]\nenabled = {'true' if autopilot else 'false'}\n")
+    env = {**os.environ, "PITCREW_HOME": str(home), "PITCREW_TMUX_SOCKET": fleet.name}
+    env.pop("DISPLAY", None)
+    return subprocess.Popen([sys.executable, "-m", "supervisor", "watch"], env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, bufsize=1)
+
+
+def wait_line(proc: subprocess.Popen[str], needle: str, timeout: float) -> float | None:
+    """Read the watcher's output until `needle`; returns the monotonic time it was seen."""
+    assert proc.stdout is not None
+    deadline = time.monotonic() + timeout
+    os.set_blocking(proc.stdout.fileno(), True)
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            return None
+        if needle in line:
+            return time.monotonic()
+    return None
+
+
+def pitcrew(fleet: Fleet, window: float, home: Path) -> tuple[float, float, float]:
+    """(cpu seconds in the window, elapsed, watcher RSS MB) once it has found every pane."""
+    proc = start_watch(fleet, home, autopilot=False)
+    watcher = psutil.Process(proc.pid)
+    count = len(fleet.panes())
+    seen = 0
+    assert proc.stdout is not None
+    deadline = time.monotonic() + 120
+    while seen < count and time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if ": watching Fake Agent" in line:
+            seen += 1
+    time.sleep(3)   # let the first screen reads settle
+    threading.Thread(target=proc.stdout.read, daemon=True).start()   # keep its pipe drained
+    before = cpu(watcher) + cpu(fleet.server, with_children=False)
+    t0 = time.monotonic()
+    time.sleep(window)
+    used = cpu(watcher) + cpu(fleet.server, with_children=False) - before
+    elapsed = time.monotonic() - t0
+    rss = watcher.memory_info().rss / 1e6
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(20)
+    return used, elapsed, rss
+
+
+def latency(root: Path) -> tuple[float | None, float | None]:
+    """Kill an agent mid-task: (seconds to notice the exit, resume time beyond 5 s)."""
+    fleet = Fleet(1, root / "lat")
+    try:
+        home = root / "lat-home"
+        proc = start_watch(fleet, home, autopilot=True)
+        if wait_line(proc, ": idle", 30) is None:
+            return None, None
+        [pane] = fleet.panes()
+        fleet.tmux.send_text(pane, "work 60")
+        fleet.tmux.send_keys(pane, "Enter")
+        if wait_line(proc, ": busy", 30) is None:
+            return None, None
+        info = fleet.tmux.pane(pane)
+        assert info is not None
+        killed = time.monotonic()
+        os.kill(info.pid, signal.SIGKILL)          # the agent is the pane's own process
+        noticed = wait_line(proc, "exited (status", 10)
+        resumed = wait_line(proc, "relaunched", 30)
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(20)
+        return ((noticed - killed) if noticed else None,
+                (resumed - killed - 5.0) if resumed else None)
+    finally:
+        fleet.stop()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--panes", type=int, nargs="+", default=[10, 50, 200])
+    parser.add_argument("--window", type=float, default=20.0)
+    args = parser.parse_args()
+    print(f"machine: {os.cpu_count()} cores, {psutil.virtual_memory().total / 2**30:.0f} GiB, "
+          f"{sys.platform}; window {args.window:g}s")
+    print(f"{'panes':>6} {'baseline cpu':>13} {'pitcrew cpu':>12} {'ratio':>7} {'rss MB':>7}")
+    with tempfile.TemporaryDirectory(prefix="pitcrew-bench-") as tmp:
+        root = Path(tmp)
+        for n in args.panes:
+            fleet = Fleet(n, root / f"f{n}")
+            try:
+                base, _ = baseline(fleet, args.window)
+                ours, _, rss = pitcrew(fleet, args.window, root / f"h{n}")
+            finally:
+                fleet.stop()
+            ratio = base / ours if ours > 0 else float("inf")
+            print(f"{n:>6} {base:>12.2f}s {ours:>11.3f}s {ratio:>6.0f}× {rss:>7.0f}")
+        noticed, beyond = latency(root)
+        print(f"exit noticed after: {noticed * 1000:.0f} ms" if noticed else "exit: not seen")
+        print(f"resume done {beyond:.2f} s after the mandated 5 s wait" if beyond is not None
+              else "resume: not seen")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
