@@ -79,7 +79,7 @@ def find_session(
     for mtime, path in ranked:
         if mtime < 0:
             continue
-        if store.cwd is not None and not _same_dir(_read_field(store.cwd, path), cwd):
+        if store.cwd is not None and not _matches_cwd(store, _read_field(store.cwd, path), cwd):
             continue
         sid = _read_field(store.id, path)
         if sid:
@@ -124,6 +124,13 @@ def _mtime(path: str) -> float:
         return os.stat(path).st_mtime
     except OSError:
         return -1.0
+
+
+def _matches_cwd(store: SessionStore, found: str | None, cwd: str) -> bool:
+    if store.cwd_hash == "sha256":
+        return found is not None and found in {
+            hashlib.sha256(c.encode()).hexdigest() for c in {cwd, os.path.realpath(cwd)}}
+    return _same_dir(found, cwd)
 
 
 def _same_dir(found: str | None, cwd: str) -> bool:

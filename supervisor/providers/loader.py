@@ -301,6 +301,13 @@ def _field_ref(t: _Table, key: str, default: str | None) -> FieldRef | None:
     return FieldRef(kind, arg)
 
 
+def _cwd_hash(t: _Table) -> str | None:
+    value = t.text("cwd_hash")
+    if value is not None and value != "sha256":
+        raise t.fail("cwd_hash", "only \"sha256\" is supported")
+    return value  # type: ignore[no-any-return]
+
+
 def _sessions(t: _Table) -> SessionStore:
     glob = t.text("glob")
     if glob is not None:
@@ -323,6 +330,7 @@ def _sessions(t: _Table) -> SessionStore:
         cwd_escape=(escape[0], escape[1]),
         id=_field_ref(t, "id", "stem") or FieldRef("stem"),
         cwd=_field_ref(t, "cwd", None),
+        cwd_hash=_cwd_hash(t),
         sqlite=sqlite,
         scan_limit=t.integer("scan_limit", 200),
     )

@@ -112,6 +112,7 @@ class SessionStore:
     cwd_escape: tuple[str, str] = ("[^A-Za-z0-9-]", "-")
     id: FieldRef = field(default_factory=lambda: FieldRef("stem"))
     cwd: FieldRef | None = None           # a field holding the session's cwd, checked exactly
+    cwd_hash: str | None = None           # "sha256": that field holds a hash of the cwd
     sqlite: SqliteQuery | None = None
     scan_limit: int = 200                 # newest files examined when a cwd field must be read
 

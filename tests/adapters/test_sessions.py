@@ -141,3 +141,17 @@ def test_pretty_printed_json_documents_are_read_too(tmp_path: Path) -> None:
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps({"id": "pretty", "cwd": "/p"}, indent=2))
     assert find_session(store, "/p", home=tmp_path, environ={}).session_id == "pretty"
+
+
+def test_a_cwd_recorded_as_its_sha256_pins_the_project(tmp_path: Path) -> None:
+    import hashlib
+
+    store = SessionStore(config_dir="~", glob="{config_dir}/.gemini/tmp/*/chats/session-*.jsonl",
+                         id=FieldRef("json", "sessionId"), cwd=FieldRef("json", "projectHash"),
+                         cwd_hash="sha256")
+    mine, theirs = "/work/app", "/other/app"
+    for slug, cwd, sid, mtime in (("app", theirs, "theirs", 2000), ("app-1", mine, "mine", 1000)):
+        jsonl(tmp_path / f".gemini/tmp/{slug}/chats/session-x-{sid}.jsonl",
+              {"sessionId": sid, "projectHash": hashlib.sha256(cwd.encode()).hexdigest()},
+              mtime=mtime)
+    assert find_session(store, mine, home=tmp_path, environ={}).session_id == "mine"
