@@ -42,8 +42,10 @@ def _load(path: Path) -> dict[str, Any]:
 
 def _ours(entry: Any, event: str) -> bool:
     command = entry.get("command", "") if isinstance(entry, dict) else ""
-    return isinstance(command, str) and "pitcrew" in command.split(MARK)[0] \
-        and command.endswith(f"{MARK}{event}")
+    if not isinstance(command, str) or not command.endswith(f"{MARK}{event}"):
+        return False
+    program = command[: -len(f"{MARK}{event}")]
+    return "pitcrew" in program or program.endswith(" -m supervisor")
 
 
 def install(pitcrew: str) -> str:

@@ -1,0 +1,135 @@
+"""`pitcrew autopilot`, `ledger`, `hook` and `hooks` as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+from supervisor.core.records import Badge, Decision
+from supervisor.ledger import Ledger
+from tests.support.proc import Running
+from tests.support.tmux_server import TmuxServer
+
+
+def pitcrew(*args: str, stdin: str = "", env: dict[str, str] | None = None):
+    full = {**os.environ, **(env or {})}
+    full.pop("DISPLAY", None)
+    return subprocess.run([sys.executable, "-m", "supervisor", *args], input=stdin,
+                          capture_output=True, text=True, env=full, timeout=60)
+
+
+def test_autopilot_on_off_pause_resume_without_a_running_watcher(pitcrew_home: Path) -> None:
+    out = pitcrew("autopilot", "status")
+    assert out.stdout.strip() == "Autopilot: Off."
+    out = pitcrew("autopilot", "on")
+    assert out.stdout.startswith("Autopilot: On. Watching. Acts only when a running task goes "
+                                 "quiet, its process exits, or a message to it stalls.")
+    config = tomllib.loads((pitcrew_home / "config.toml").read_text())
+    assert config["autopilot"]["enabled"] is True
+    state = json.loads((pitcrew_home / "state.json").read_text())
+    assert state["consent"] is True          # turning it on grants the screen-read consent
+    assert pitcrew("autopilot", "pause").stdout.strip() == "Autopilot: Paused"
+    assert json.loads((pitcrew_home / "state.json").read_text())["paused"] is True
+    assert pitcrew("autopilot", "off").stdout.strip() == "Autopilot: Off."
+    assert json.loads((pitcrew_home / "state.json").read_text())["paused"] is False
+
+
+def test_off_for_this_launch_changes_no_setting(pitcrew_home: Path) -> None:
+    pitcrew("autopilot", "on")
+    before = (pitcrew_home / "config.toml").read_text()
+    out = pitcrew("autopilot", "status", env={"PITCREW_AUTOPILOT": "off"})
+    assert out.stdout.strip() == "Autopilot: Off for this launch."
+    assert (pitcrew_home / "config.toml").read_text() == before
+
+
+def test_a_running_watcher_picks_up_changes(tmux: TmuxServer, pitcrew_home: Path) -> None:
+    tmux.start("exec sleep 300")
+    w = Running(["watch"], env={"PITCREW_TMUX_SOCKET": tmux.name})
+    try:
+        w.wait_for("Autopilot: Off.")
+        pitcrew("autopilot", "on")
+        w.wait_for("Autopilot: Watching.")
+        pitcrew("autopilot", "pause")
+        w.wait_for("Autopilot: Paused")
+        pitcrew("autopilot", "resume")
+        assert sum("Autopilot: Watching." in line for line in w.lines) >= 1
+        w.wait_for("Autopilot: Watching.")
+    finally:
+        w.stop()
+    state = json.loads((pitcrew_home / "state.json").read_text())
+    assert state["paused"] is False and state["consent"] is True
+
+
+def test_the_watcher_says_off_for_this_launch(tmux: TmuxServer, pitcrew_home: Path) -> None:
+    pitcrew("autopilot", "on")
+    tmux.start("exec sleep 300")
+    w = Running(["watch"], env={"PITCREW_TMUX_SOCKET": tmux.name, "PITCREW_AUTOPILOT": "off"})
+    try:
+        w.wait_for("Autopilot: Off for this launch.")
+    finally:
+        w.stop()
+
+
+def test_ledger_prints_the_newest_decisions(pitcrew_home: Path) -> None:
+    assert pitcrew("ledger").stdout.strip() == "No Autopilot decisions yet."
+    ledger = Ledger(pitcrew_home / "autopilot-ledger.jsonl")
+    for n, badge in enumerate([Badge.RESUMED, Badge.CONTINUED, Badge.STOPPED] * 3):
+        ledger.append(Decision(badge, 1_800_000_000.0 + n, "work:%3", "Claude Code",
+                               f"task {n}", "/home/me/api", "process exited", "why", 1))
+    rows = json.loads(pitcrew("ledger", "--json").stdout)
+    assert [r["prompt"] for r in rows] == [f"task {n}" for n in (8, 7, 6, 5, 4)]
+    assert rows[0]["badge"] == "Stopped retrying"
+    assert len(json.loads(pitcrew("ledger", "--tail", "2", "--json").stdout)) == 2
+    text = pitcrew("ledger").stdout
+    assert "Stopped retrying" in text and '"task 8" — why (attempt 1)' in text
+
+
+def test_hook_records_what_claude_reports(pitcrew_home: Path) -> None:
+    payload = {"session_id": "0b7c7b1e", "prompt": "fix the parser", "cwd": "/w",
+               "hook_event_name": "UserPromptSubmit"}
+    out = pitcrew("hook", "UserPromptSubmit", stdin=json.dumps(payload),
+                  env={"TMUX_PANE": "%7", "TMUX": "/tmp/tmux-0/work,123,0"})
+    assert out.returncode == 0 and out.stdout == "" and out.stderr == ""
+    [record] = [json.loads(line) for line in
+                (pitcrew_home / "hook-events.jsonl").read_text().splitlines()]
+    assert (record["event"], record["pane"], record["server"]) == ("UserPromptSubmit", "%7",
+                                                                    "work")
+    assert record["session_id"] == "0b7c7b1e" and record["prompt"] == "fix the parser"
+    garbage = pitcrew("hook", "Stop", stdin="{not json")
+    assert garbage.returncode == 0      # a hook never fails the agent
+
+
+def test_hooks_install_merges_backs_up_is_idempotent_and_uninstalls(tmp_path: Path) -> None:
+    claude = tmp_path / "claude-config"
+    claude.mkdir()
+    settings = claude / "settings.json"
+    mine = {"model": "opus", "hooks": {"Stop": [{"hooks": [{"type": "command",
+                                                            "command": "say done"}]}]}}
+    settings.write_text(json.dumps(mine))
+    env = {"CLAUDE_CONFIG_DIR": str(claude)}
+    out = pitcrew("hooks", "install", "claude", env=env)
+    assert out.stdout.startswith("Installed Pitcrew's hooks (UserPromptSubmit, Stop, "
+                                 "Notification, SessionStart, SessionEnd) in ")
+    data = json.loads(settings.read_text())
+    assert data["model"] == "opus"
+    stop_commands = [h["command"] for g in data["hooks"]["Stop"] for h in g["hooks"]]
+    assert stop_commands[0] == "say done" and stop_commands[1].endswith(" hook Stop")
+    assert len(list(claude.glob("settings.json.pitcrew-backup-*"))) == 1
+    again = pitcrew("hooks", "install", "claude", env=env)
+    assert again.stdout.startswith("Pitcrew's hooks are already installed")
+    assert json.loads(settings.read_text()) == data
+    out = pitcrew("hooks", "uninstall", "claude", env=env)
+    assert out.stdout.startswith("Removed 5 Pitcrew hook(s)")
+    assert json.loads(settings.read_text()) == mine
+
+
+def test_hooks_install_refuses_to_touch_a_broken_settings_file(tmp_path: Path) -> None:
+    settings = tmp_path / "settings.json"
+    settings.write_text("{broken")
+    out = pitcrew("hooks", "install", "claude", env={"CLAUDE_CONFIG_DIR": str(tmp_path)})
+    assert out.returncode == 2 and "not valid JSON" in out.stderr
+    assert settings.read_text() == "{broken"
