@@ -151,12 +151,12 @@ def pitcrew(fleet: Fleet, window: float, home: Path) -> tuple[float, float, floa
     count = len(fleet.panes())
     seen = 0
     assert proc.stdout is not None
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + 180
     while seen < count and time.monotonic() < deadline:
         line = proc.stdout.readline()
-        if ": watching Fake Agent" in line:
+        if line.rstrip().endswith(": idle"):   # its first screen read is done
             seen += 1
-    time.sleep(3)   # let the first screen reads settle
+    time.sleep(12)   # past one fallback re-listing, so the window sees the steady state
     threading.Thread(target=proc.stdout.read, daemon=True).start()   # keep its pipe drained
     before = cpu(watcher) + cpu(fleet.server, with_children=False)
     t0 = time.monotonic()
