@@ -15,6 +15,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from supervisor.seats import AgentChoice, Seat, parse_choice, parse_seats
+
 DEFAULT_CONFIG_TEXT = """\
 # Pitcrew settings. Delete a line to get its default back.
 
@@ -40,6 +42,25 @@ enabled = false
 ask_to_continue = true
 # Seconds without output before a running task counts as quiet and its screen is checked.
 quiet_after = 180
+
+[diagnosis]
+# Diagnose & restore stuck agents: when messages to an agent keep failing, find out why.
+enabled = true
+# How to restore: "ai" — a checker CLI reads the stuck screen and recovery runs only when it
+# confirms a limit (recommended); "timer" — the timeout alone triggers recovery (fast, fully
+# local, cannot tell a stuck agent from a busy one).
+mode = "ai"
+# Checker CLIs, in order, at most 4: "provider" or "provider:model" from claude, codex,
+# gemini, opencode, qwen, kimi, grok, hermes. Empty: the first installed, in that order.
+checkers = []
+
+# Seats: a role with a working directory, a primary agent and ordered backups.
+# [[seats]]
+# name = "api"
+# cwd = "~/work/api"
+# primary = "claude:opus"
+# backups = ["codex", "gemini:gemini-2.5-pro"]
+# brief = "You own the API service: keep the tests green."
 """
 
 
@@ -51,6 +72,10 @@ class Config:
     autopilot: bool = False
     ask_to_continue: bool = True
     quiet_after: float = 180.0
+    diagnosis: bool = True
+    diagnosis_mode: str = "ai"
+    checkers: tuple[AgentChoice, ...] = ()
+    seats: tuple[Seat, ...] = ()
     source: Path | None = field(default=None, compare=False)
 
 
@@ -86,7 +111,13 @@ def load_config(path: Path) -> LoadedConfig:
             config = replace(config, **{attr: convert(table[key])})
         except ValueError as exc:
             errors.append(f"{where}: {section}.{key}: {exc}; using the default")
+    if "seats" in data:
+        seats, seat_errors = parse_seats(data["seats"], where)
+        errors.extend(seat_errors)
+        config = replace(config, seats=seats)
     for section, table in data.items():
+        if section == "seats":
+            continue
         known = {k for (s, k) in _FIELDS if s == section}
         if not known:
             errors.append(f"{where}: {section}: unknown section (ignored)")
@@ -134,6 +165,28 @@ def _quiet(value: Any) -> float:
     return float(value)
 
 
+def _mode(value: Any) -> str:
+    if value not in ("ai", "timer"):
+        raise ValueError(f'expected "ai" or "timer", got {value!r}')
+    return str(value)
+
+
+CHECKER_CANDIDATES = ("claude", "codex", "gemini", "opencode", "qwen", "kimi", "grok", "hermes")
+
+
+def _checkers(value: Any) -> tuple[AgentChoice, ...]:
+    if not isinstance(value, list):
+        raise ValueError(f'expected a list like ["claude", "codex:gpt-5"], got {value!r}')
+    choices = tuple(parse_choice(v) for v in value)
+    for c in choices:
+        if c.provider not in CHECKER_CANDIDATES:
+            raise ValueError(f"{c.provider!r} cannot be a checker (one of "
+                             f"{', '.join(CHECKER_CANDIDATES)})")
+    if len(choices) > 4:
+        raise ValueError(f"at most 4 checkers, got {len(choices)}")
+    return choices
+
+
 def _names(value: Any) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ValueError(f"expected a list of provider names, got {value!r}")
@@ -147,4 +200,7 @@ _FIELDS: dict[tuple[str, str], tuple[str, Callable[[Any], Any]]] = {
     ("autopilot", "enabled"): ("autopilot", _flag),
     ("autopilot", "ask_to_continue"): ("ask_to_continue", _flag),
     ("autopilot", "quiet_after"): ("quiet_after", _quiet),
+    ("diagnosis", "enabled"): ("diagnosis", _flag),
+    ("diagnosis", "mode"): ("diagnosis_mode", _mode),
+    ("diagnosis", "checkers"): ("checkers", _checkers),
 }

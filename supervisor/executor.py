@@ -67,7 +67,7 @@ class Executor:
                     self.sup.ledger.append(decision)
                     log.info("%s: %s — %s", w.key, decision.badge.value, decision.reason)
                 case SwitchToBackup(reason=reason):
-                    log.info("%s: no backup seat is configured (%s)", w.key, reason)
+                    self.sup.seats.fail_over(w, reason)
         except (TmuxError, OSError) as exc:
             log.error("%s: could not %s: %s", w.key, type(action).__name__, exc)
 

@@ -45,9 +45,13 @@ from supervisor.core.records import (
 )
 from supervisor.core.screen import Classification, ScreenState
 from supervisor.core.settings import Context, Mode
+from supervisor.deliveries import Deliveries, resolve_terminal
+from supervisor.diagnoses import Diagnoses, DiagnosisDone
 from supervisor.executor import Executor
 from supervisor.ledger import Ledger
 from supervisor.notify import Gate
+from supervisor.seat_book import SeatBook
+from supervisor.seats import Seat
 from supervisor.spool import Spool
 from supervisor.watch.control import ControlClient, ControlGone, Output, Topology
 from supervisor.watch.exits import ExitWatcher, ProcessGone
@@ -100,10 +104,14 @@ class Supervisor:
         self.controls: dict[str, ControlClient] = {}
         self.exits = ExitWatcher(self.post)
         self.executor = Executor(self)
-        self.commands = Spool(app.paths.data_dir / "commands.jsonl")
+        self.deliveries = Deliveries(self, self.snapshot.extra.get("deliveries", ()))
+        self.seats = SeatBook(self, self.snapshot.extra.get("seats"))
+        self.diagnoses = Diagnoses(self)
+        self.commands = Spool(app.paths.data_dir / "commands.jsonl",
+                              offset=_int(self.snapshot.extra.get("commands_offset")))
         self.hooks = Spool(app.paths.data_dir / "hook-events.jsonl")
         self._config_mtime = _mtime(app.paths.config_file)
-        self._last_text = ""
+        self.last_text = ""
         self._seen: dict[str, tuple[int, str, bool]] = {}
         self._last_rescan = 0.0
 
@@ -136,9 +144,20 @@ class Supervisor:
         p = w.provider
         return Context(
             mode=self.mode(), ask_to_continue=self.app.config.ask_to_continue,
+            timer_mode=self.app.config.diagnosis_mode == "timer",
             resume_by_id=p.resume.by_id, resume_latest=p.resume.latest,
-            continue_message=p.screen.continue_message, has_backup=False, policy=self.policy,
+            continue_message=p.screen.continue_message, has_backup=self.seats.has_backup(w),
+            policy=self.policy,
         )
+
+    def seat_of(self, w: Watched) -> Seat | None:
+        return self.seats.seat_of(w.key)
+
+    def rescan_soon(self, pane_id: str) -> None:
+        for delay in (0.3, 1.0, 2.5, 5.0):
+            self.scheduler.add_job(self.post, "date", args=[Rescan(pane_id)],
+                                   run_date=dt.datetime.now(dt.UTC)
+                                   + dt.timedelta(seconds=delay))
 
     def feed(self, w: Watched, obs: Observation) -> tuple[Action, ...]:
         before = w.state
@@ -153,8 +172,13 @@ class Supervisor:
         terminals = {k: w.state for k, w in self.watched.items()}
         for key, state in self.snapshot.terminals.items():
             terminals.setdefault(key, state)   # keep what is known about panes not seen now
+        extra = {**self.snapshot.extra}
+        if hasattr(self, "deliveries"):
+            extra["deliveries"] = self.deliveries.to_json()
+            extra["seats"] = self.seats.to_json()
+            extra["commands_offset"] = self.commands.offset
         self.snapshot = state_store.Snapshot(terminals, self.paused, self.snapshot.consent,
-                                             self.snapshot.extra)
+                                             extra)
         try:
             state_store.save(self.app.paths.state_file, self.snapshot)
         except OSError as exc:
@@ -186,6 +210,7 @@ class Supervisor:
         return 0
 
     def shutdown(self) -> None:
+        self.diagnoses.shutdown()
         for client in self.controls.values():
             client.stop()
         self.exits.stop()
@@ -208,6 +233,8 @@ class Supervisor:
                 self.rescan()
             case ProcessGone(key=key, pid=pid):
                 self.process_gone(key, pid)
+            case DiagnosisDone():
+                self.diagnoses.done(event)
             case Wakeup(key=key):
                 w = self.watched.get(key)
                 if w is not None:
@@ -223,6 +250,7 @@ class Supervisor:
             self.apply_command(record)
         for record in self.hooks.new_records():
             self.apply_hook(record)
+        self.deliveries.tick()
         for w in list(self.watched.values()):
             at_rest = w.screen is None or w.screen.state in AT_REST
             if w.dirty and (at_rest or mono - w.last_read >= READ_EVERY):
@@ -231,9 +259,7 @@ class Supervisor:
             if (w.state.task is not None and not w.quiet_reported
                     and quiet_for >= self.policy.scaled(self.policy.quiet_after)):
                 w.quiet_reported = True
-                screen, alive = self.read_now(w)
-                if alive and screen is not None:
-                    self.feed(w, WentQuiet(screen, quiet_for))
+                self.went_quiet(w, quiet_for)
 
     # -- discovery ------------------------------------------------------------------------
 
@@ -318,7 +344,7 @@ class Supervisor:
         text = self.tmux.capture(w.pane_id, history=pane.height if pane.dead else 0)
         if text is None:
             return None, False
-        self._last_text = text
+        self.last_text = text
         alive = (not pane.dead and w.agent_pid is not None
                  and processes.is_alive(w.agent_pid, w.agent_started))
         screen = w.read(text, dt.datetime.now(dt.UTC), local_zone())
@@ -339,7 +365,7 @@ class Supervisor:
         if not alive:
             self.feed(w, ScreenSeen(screen, alive))
             return   # a gone agent starts and finishes nothing; its exit is reported apart
-        echoed = w.prompt_text(self._last_text)
+        echoed = w.prompt_text(self.last_text)
         new_echo = bool(echoed) and w.last_echo is not None and not same_prompt(echoed,
                                                                                 w.last_echo)
         w.last_echo = echoed
@@ -359,6 +385,19 @@ class Supervisor:
               and before is not None and before not in AT_REST):
             self.feed(w, TaskFinished(session_id=self.session_of(w)))
         self.feed(w, ScreenSeen(screen, alive))
+
+    def went_quiet(self, w: Watched, quiet_for: float) -> None:
+        """A running task stopped printing: With AI, a checker reads the screen first."""
+        screen, alive = self.read_now(w)
+        if not alive or screen is None:
+            return
+        config = self.app.config
+        if config.diagnosis and config.diagnosis_mode == "ai" and screen.state in (
+                ScreenState.BUSY, ScreenState.UNKNOWN, ScreenState.CONNECTION_LOST,
+                ScreenState.RATE_LIMIT, ScreenState.LOGIN_REQUIRED):
+            self.diagnoses.start(w, origin="quiet", quiet_for=quiet_for)
+            return
+        self.feed(w, WentQuiet(screen, quiet_for, confirmed_by="local classifier"))
 
     def session_of(self, w: Watched) -> str | None:
         env = processes.environ(w.agent_pid) if w.agent_pid else {}
@@ -402,6 +441,17 @@ class Supervisor:
     def apply_command(self, record: Mapping[str, object]) -> None:
         from supervisor.cli.autopilot_cmds import apply_state_record
 
+        send = record.get("send")
+        if isinstance(send, dict):
+            self.deliveries.queue(str(send.get("terminal")), str(send.get("text", "")),
+                                  delivery_id=str(send.get("id")) if send.get("id") else None)
+            return
+        bind = record.get("bind")
+        if isinstance(bind, dict):
+            key = resolve_terminal(str(bind.get("terminal")), self.watched) or str(
+                bind.get("terminal"))
+            self.seats.bind(str(bind.get("seat")), key)
+            return
         before = self.mode()
         self.snapshot = apply_state_record(self.snapshot, record)
         self.paused = self.snapshot.paused
@@ -429,6 +479,7 @@ class Supervisor:
         if sid:
             w.state = dataclasses.replace(w.state, session_id=str(sid))
         if event == "UserPromptSubmit":
+            self.deliveries.hook_prompt(w.key, str(record.get("prompt") or ""))
             by_us = w.is_own_prompt(str(record.get("prompt") or ""), time.monotonic())
             self.feed(w, PromptSubmitted(str(record.get("prompt") or "(a prompt)"),
                                          by_pitcrew=by_us, session_id=sid))
@@ -441,6 +492,10 @@ def same_prompt(a: str, b: str) -> bool:
     a, b = " ".join(a.split()), " ".join(b.split())
     n = min(len(a), len(b), 60)
     return a[:n] == b[:n]
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and value >= 0 else None
 
 
 def _mtime(path: Path) -> float:

@@ -18,9 +18,10 @@ log = logging.getLogger(__name__)
 
 
 class Spool:
-    def __init__(self, path: Path, from_start: bool = False) -> None:
+    def __init__(self, path: Path, offset: int | None = None) -> None:
+        """Read from `offset` (where a previous reader stopped), or only what comes next."""
         self.path = path
-        self.offset = 0 if from_start else _size(path)
+        self.offset = _size(path) if offset is None else offset
 
     def new_records(self) -> list[Mapping[str, Any]]:
         size = _size(self.path)

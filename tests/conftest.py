@@ -73,6 +73,24 @@ def tray_host() -> None:
 
 
 @pytest.fixture
+def notifications(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
+    """A real notification daemon (dunst) on a private session bus, emptied around the test."""
+    try:
+        env = _desktop.start_notifications()
+    except Missing as exc:
+        if _require_desktop():
+            raise
+        pytest.skip(str(exc))
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    import subprocess
+
+    subprocess.run(["dunstctl", "close-all"], env={**os.environ, **env}, check=False)
+    yield env
+    subprocess.run(["dunstctl", "close-all"], env={**os.environ, **env}, check=False)
+
+
+@pytest.fixture
 def tmux(tmp_path: Path) -> Iterator[TmuxServer]:
     if shutil.which("tmux") is None:
         if _require_desktop():

@@ -81,8 +81,15 @@ def _status(ctx: Context) -> str:
             "exits, or a message to it stalls. Idle tabs are never checked.")
 
 
-def _state_command(ctx: Context, record: Mapping[str, Any]) -> None:
-    """Hand a change to the running supervisor, or apply it to state.json when none runs."""
+def _state_command(ctx: Context, record: Mapping[str, Any], queue_only: bool = False) -> None:
+    """Hand a change to the running supervisor, or apply it to state.json when none runs.
+
+    `queue_only` changes (a message to send, a seat binding) need a supervisor to resolve
+    the terminal: they wait in the command spool for the next one to start.
+    """
+    if queue_only:
+        spool.append(ctx.paths.data_dir / "commands.jsonl", {**record, "at": time.time()})
+        return
     lock = lock_for(ctx)
     if lock.acquire("pitcrew autopilot") is None:
         try:

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 
 from supervisor import __version__
-from supervisor.cli import autopilot_cmds, commands
+from supervisor.cli import autopilot_cmds, commands, team_cmds
 from supervisor.cli.logs import setup_logging
 from supervisor.errors import PitcrewError
 
@@ -48,6 +48,34 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tail", type=int, default=5, metavar="N", help="how many (default 5)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=autopilot_cmds.ledger)
+
+    p = sub.add_parser("send", help="queue a message for an agent terminal")
+    p.add_argument("terminal", metavar="TERMINAL", help="pane id (%%3), tmux target "
+                   "(work:1.0) or terminal key (server:%%3)")
+    p.add_argument("text", nargs="+", metavar="TEXT")
+    p.set_defaults(func=team_cmds.send)
+
+    p = sub.add_parser("consent", help="grant or revoke sending screen text to checkers")
+    p.add_argument("action", choices=["grant", "revoke", "status"])
+    p.set_defaults(func=team_cmds.consent)
+
+    p = sub.add_parser("diagnosis", help="Diagnose & restore: on/off, ai/timer, checkers")
+    p.add_argument("action", choices=["on", "off", "ai", "timer", "checkers", "status"])
+    p.add_argument("checkers", nargs="*", metavar="PROVIDER[:MODEL]",
+                   help="with `checkers`: up to 4, in order (none: first installed)")
+    p.set_defaults(func=team_cmds.diagnosis)
+
+    p = sub.add_parser("seat", help="list seats, or bind a terminal to a seat")
+    p.add_argument("action", choices=["list", "bind"])
+    p.add_argument("seat", nargs="?")
+    p.add_argument("terminal", nargs="?")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=team_cmds.seat)
+
+    p = sub.add_parser("launch", help="start a seat's agent in a new tmux window")
+    p.add_argument("seat")
+    p.add_argument("--session", help="tmux session to open it in (default: the seat's)")
+    p.set_defaults(func=team_cmds.launch)
 
     p = sub.add_parser("hook", help="record an agent CLI hook event (called by the CLI)")
     p.add_argument("event")

@@ -193,6 +193,17 @@ def newest_turn(text: str, rules: ScreenRules) -> str:
     return ""
 
 
+def input_text(text: str, rules: ScreenRules) -> str:
+    """What the input box holds ("" when empty or showing only a placeholder hint)."""
+    lines, _ = _visible(text)
+    chrome = [i for i, line in enumerate(lines) if line.strip()][-rules.chrome_lines:]
+    i = _draft_line(lines, chrome, rules)
+    if i is None:
+        return ""
+    m = next(m for rx in rules.input if (m := rx.search(lines[i])) is not None)
+    return (m.group("text") or "").strip()
+
+
 def _drop_earlier_turns(
     hits: list[_Hit], lines: list[str], chrome: list[int], rules: ScreenRules
 ) -> list[_Hit]:

@@ -143,6 +143,7 @@ class Badge(enum.StrEnum):
     WAITING = "Waiting on you"
     SCHEDULED = "Scheduled"          # ours: a resume set for a limit's reset time
     SKIPPED = "Skipped"              # ours: looked, and rightly did nothing
+    DIAGNOSED = "Diagnosed"          # ours: a checker (or the local classifier) read a screen
 
 
 @dataclass(frozen=True, slots=True)

@@ -85,6 +85,30 @@ class Desktop:
         self._bus_pid = int(out[1])
         return self.bus
 
+    def start_notifications(self) -> dict[str, str]:
+        """dunst on the private bus (nothing times out; its dmenu is a stub that picks a line
+        named in DUNST_PICK_FILE). Returns the environment a client needs to reach it."""
+        if getattr(self, "_notify_env", None):
+            return self._notify_env
+        bus = self.start_bus()
+        pick = self.runtime / "dunst-pick"
+        pick.write_text("")
+        config = self.runtime / "dunstrc"
+        config.write_text((HERE / "dunstrc.in").read_text().replace(
+            "@FAKE_DMENU@", str(HERE / "fake-dmenu.sh")))
+        env = {**os.environ, "DISPLAY": self.start_display(), "DBUS_SESSION_BUS_ADDRESS": bus,
+               "DUNST_PICK_FILE": str(pick)}
+        self._spawn(["dunst", "-config", str(config)], "dunst.log", env=env)
+        deadline = time.monotonic() + 10
+        while not self.has_owner("org.freedesktop.Notifications"):
+            if time.monotonic() > deadline:
+                raise RuntimeError("dunst did not take org.freedesktop.Notifications: "
+                                   + (self.runtime / "dunst.log").read_text())
+            time.sleep(0.1)
+        self._notify_env = {"DISPLAY": env["DISPLAY"], "DBUS_SESSION_BUS_ADDRESS": bus,
+                            "DUNST_PICK_FILE": str(pick)}
+        return self._notify_env
+
     def has_owner(self, name: str) -> bool:
         probe = subprocess.run(
             ["dbus-send", "--session", "--print-reply", "--dest=org.freedesktop.DBus",

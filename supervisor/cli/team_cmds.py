@@ -1,0 +1,130 @@
+"""`pitcrew send`, `consent`, `diagnosis`, `seat` and `launch` from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import uuid
+
+from supervisor import config_edit, state_store
+from supervisor.cli.autopilot_cmds import _state_command
+from supervisor.config import CHECKER_CANDIDATES
+from supervisor.context import load_context
+from supervisor.errors import PitcrewError
+from supervisor.seats import parse_choice
+
+
+def send(args: argparse.Namespace) -> int:
+    ctx = load_context(args.tmux_socket)
+    text = " ".join(args.text).strip()
+    if not text:
+        raise PitcrewError("nothing to send")
+    delivery = {"id": uuid.uuid4().hex[:12], "terminal": args.terminal, "text": text}
+    _state_command(ctx, {"send": delivery}, queue_only=True)
+    print(f"Queued for {args.terminal}: Pitcrew types it when the agent is ready "
+          f"(delivery {delivery['id']}).")
+    return 0
+
+
+def consent(args: argparse.Namespace) -> int:
+    ctx = load_context(args.tmux_socket)
+    if args.action in ("grant", "revoke"):
+        _state_command(ctx, {"consent": args.action})
+    snap = state_store.load(ctx.paths.state_file).snapshot
+    if snap.consent:
+        print("Screen-read consent: granted. A stuck terminal's screen text (secrets removed) "
+              "may be sent to your checker CLIs; `pitcrew consent revoke` withdraws it.")
+    else:
+        print("Screen-read consent: not given. Only the local classifier reads screens; "
+              "`pitcrew consent grant` (or `pitcrew autopilot on`) allows checker CLIs.")
+    return 0
+
+
+def diagnosis(args: argparse.Namespace) -> int:
+    ctx = load_context(args.tmux_socket)
+    path = ctx.paths.config_file
+    if args.action in ("on", "off"):
+        config_edit.set_value(path, "diagnosis", "enabled", args.action == "on")
+    elif args.action in ("ai", "timer"):
+        config_edit.set_value(path, "diagnosis", "mode", args.action)
+    elif args.action == "checkers":
+        choices = [parse_choice(c) for c in args.checkers]
+        bad = [c.provider for c in choices if c.provider not in CHECKER_CANDIDATES]
+        if bad:
+            raise PitcrewError(f"{bad[0]!r} cannot be a checker "
+                               f"(one of {', '.join(CHECKER_CANDIDATES)})")
+        if len(choices) > 4:
+            raise PitcrewError(f"at most 4 checkers, got {len(choices)}")
+        config_edit.set_value(path, "diagnosis", "checkers", [c.label() for c in choices])
+    cfg = load_context(args.tmux_socket).config
+    mode = ("With AI (recommended)" if cfg.diagnosis_mode == "ai"
+            else "Manual timer — no AI")
+    checkers = ", ".join(c.label() for c in cfg.checkers) or "the first installed CLI"
+    print(f"Diagnose & restore stuck agents: {'on' if cfg.diagnosis else 'off'}; "
+          f"how to restore: {mode}; checkers: {checkers}")
+    return 0
+
+
+def seat(args: argparse.Namespace) -> int:
+    ctx = load_context(args.tmux_socket)
+    seats = {s.name: s for s in ctx.config.seats}
+    if args.action == "list":
+        snap = state_store.load(ctx.paths.state_file).snapshot
+        book = snap.extra.get("seats", {}) if isinstance(snap.extra, dict) else {}
+        holders = book.get("holders", {})
+        bound = book.get("terminals", {})
+        if args.json:
+            print(json.dumps([{"name": s.name, "cwd": s.cwd, "primary": s.primary.label(),
+                               "backups": [b.label() for b in s.backups],
+                               "holder": holders.get(s.name, s.primary.label()),
+                               "terminals": sorted(k for k, v in bound.items() if v == s.name)}
+                              for s in seats.values()], indent=2))
+            return 0
+        if not seats:
+            print("No seats yet: add [[seats]] to config.toml (see README).")
+        for s in seats.values():
+            terms = ", ".join(sorted(k for k, v in bound.items() if v == s.name)) or "-"
+            print(f"{s.name}: {holders.get(s.name, s.primary.label())} in {s.cwd} "
+                  f"(backups: {', '.join(b.label() for b in s.backups) or '-'}; "
+                  f"terminals: {terms})")
+        return 0
+    if not args.seat or not args.terminal:
+        raise PitcrewError("usage: pitcrew seat bind SEAT TERMINAL")
+    if args.seat not in seats:
+        raise PitcrewError(f"no seat named {args.seat!r} in config.toml")
+    _state_command(ctx, {"bind": {"seat": args.seat, "terminal": args.terminal}},
+                   queue_only=True)
+    print(f"{args.terminal} sits in seat {args.seat}.")
+    return 0
+
+
+def launch(args: argparse.Namespace) -> int:
+    from supervisor.seat_book import launch_argv
+
+    ctx = load_context(args.tmux_socket)
+    seat = next((s for s in ctx.config.seats if s.name == args.seat), None)
+    if seat is None:
+        raise PitcrewError(f"no seat named {args.seat!r} in config.toml")
+    snap = state_store.load(ctx.paths.state_file).snapshot
+    holders = (snap.extra.get("seats") or {}).get("holders", {})
+    label = holders.get(seat.name, seat.primary.label())
+    choice = next((a for a in seat.agents if a.label() == label), seat.primary)
+    provider = ctx.registry.get(choice.provider)
+    if provider is None:
+        raise PitcrewError(f"seat {seat.name}: no provider named {choice.provider!r}")
+    cwd = os.path.expanduser(seat.cwd)
+    if not os.path.isdir(cwd):
+        raise PitcrewError(f"seat {seat.name}: {cwd} is not a directory")
+    session = args.session or seat.session or seat.name
+    argv = launch_argv(provider, choice)
+    tmux = ctx.tmux
+    if tmux.has_session(session):
+        pane = tmux.new_window(session, argv, cwd, name=f"{seat.name}-{choice.provider}")
+    else:
+        pane = tmux.new_session(session, argv, cwd)
+    tmux.set_remain_on_exit(pane)
+    key = f"{tmux.label}:{pane}"
+    _state_command(ctx, {"bind": {"seat": seat.name, "terminal": key}}, queue_only=True)
+    print(f"Launched {provider.display_name} for seat {seat.name} in {session} ({pane}).")
+    return 0

@@ -1,0 +1,116 @@
+"""Deliveries: a message Pitcrew types into an agent terminal, confirmed or retried.
+
+Theory of operation (SPEC §3)
+-----------------------------
+A delivery is typed only when the agent can take it: alive, at an empty input box. Pitcrew
+presses Enter only for text it typed itself, and confirms the delivery from what happens
+next: the agent leaves rest (works on it), its echo appears, or the CLI's hook reports the
+prompt. An attempt that cannot type (agent busy, a draft, a dialog, a dead pane) or whose
+text was not taken within the retry interval is a failure; it is retried every 15 s, and the
+8th failure asks for a diagnosis (once; retries go on). A typed-but-unconfirmed text in the
+input box is sent with Enter alone — never typed twice.
+
+Pure: `step` takes the delivery, what the screen shows, and the time, and returns the new
+delivery and what to do.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, replace
+
+from supervisor.core.screen import ScreenState
+
+RETRY_EVERY = 15.0      # seconds between attempts
+DIAGNOSE_AFTER = 8      # the 8th failed attempt asks for a diagnosis
+MAX_TEXT = 4000         # characters; longer messages are refused when queued
+
+
+class Status(enum.StrEnum):
+    PENDING = "pending"          # waiting for its next attempt
+    TYPED = "typed"              # typed (and Enter pressed); waiting to see it taken
+    DELIVERED = "delivered"
+
+
+class Do(enum.StrEnum):
+    TYPE = "type"                # type the text and press Enter
+    ENTER = "enter"              # the text Pitcrew typed is still in the box: press Enter only
+    DIAGNOSE = "diagnose"
+    WAKE = "wake"                # look again at `at`
+    CONFIRMED = "confirmed"
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    id: str
+    terminal: str                # the watched terminal's key ("<server>:<pane>")
+    text: str
+    created_at: float
+    kind: str = "message"        # message | brief (a seat's task brief for a backup)
+    attempts: int = 0            # failed attempts so far
+    status: Status = Status.PENDING
+    next_at: float = 0.0
+    typed_at: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Seen:
+    """What the terminal shows now, as the shell read it."""
+
+    state: ScreenState
+    alive: bool
+    input_text: str = ""         # what the input box holds (for a draft)
+    echoed: str = ""             # the newest prompt echo on screen
+    hook_prompt: str | None = None   # a prompt the CLI's hook just reported
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    do: Do
+    at: float = 0.0
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _same(a: str, b: str) -> bool:
+    a, b = _norm(a), _norm(b)
+    n = min(len(a), len(b), 60)
+    return n > 0 and a[:n] == b[:n]
+
+
+def step(d: Delivery, seen: Seen, now: float) -> tuple[Delivery, tuple[Step, ...]]:
+    if d.status is Status.DELIVERED:
+        return d, ()
+    if d.status is Status.TYPED:
+        taken = (seen.hook_prompt is not None and _same(seen.hook_prompt, d.text)) or (
+            seen.alive and _same(seen.echoed, d.text) and not _same(seen.input_text, d.text))
+        if taken or (seen.alive and seen.state is ScreenState.BUSY
+                     and not _same(seen.input_text, d.text)):
+            return replace(d, status=Status.DELIVERED), (Step(Do.CONFIRMED),)
+        if d.typed_at is not None and now < d.typed_at + RETRY_EVERY:
+            return d, (Step(Do.WAKE, d.typed_at + RETRY_EVERY),)
+        return _failed(replace(d, status=Status.PENDING), now)
+    if now < d.next_at:
+        return d, (Step(Do.WAKE, d.next_at),)
+    if seen.alive and seen.state is ScreenState.DRAFT and _same(seen.input_text, d.text):
+        return _typed(d, now, Do.ENTER)           # our own text is still there: Enter only
+    if seen.alive and seen.state is ScreenState.IDLE and not seen.input_text.strip():
+        return _typed(d, now, Do.TYPE)
+    return _failed(d, now)                        # not ready: busy, a draft, a dialog, dead
+
+
+def _typed(d: Delivery, now: float, how: Do) -> tuple[Delivery, tuple[Step, ...]]:
+    status = Status.TYPED
+    return (replace(d, status=status, typed_at=now),
+            (Step(how), Step(Do.WAKE, now + RETRY_EVERY)))
+
+
+def _failed(d: Delivery, now: float) -> tuple[Delivery, tuple[Step, ...]]:
+    """One more failed attempt; the 8th asks for a diagnosis (once). Retries go on."""
+    attempts = d.attempts + 1
+    nxt = now + RETRY_EVERY
+    steps = (Step(Do.DIAGNOSE),) if attempts == DIAGNOSE_AFTER else ()
+    return (replace(d, attempts=attempts, next_at=nxt, status=Status.PENDING),
+            (*steps, Step(Do.WAKE, nxt)))

@@ -1,0 +1,138 @@
+"""Deliveries in the supervisor: queueing, attempting, typing, and keeping them on disk.
+
+`pitcrew send`, the tray app and seat failover queue messages here; each loop tick the due
+ones are attempted against a fresh reading of their terminal, following `core.delivery`. The
+queue lives in state.json, so a restart of Pitcrew neither loses a message nor types one
+twice (a delivery already typed is only confirmed or, if its text is still in the box, sent
+with Enter).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import time
+import uuid
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, replace
+from typing import TYPE_CHECKING, Any
+
+from supervisor.context import local_zone
+from supervisor.core.classifier import input_text
+from supervisor.core.delivery import MAX_TEXT, Delivery, Do, Seen, Status, step
+from supervisor.core.screen import ScreenState
+from supervisor.executor import ENTER_GAP
+
+if TYPE_CHECKING:
+    from supervisor.runtime import Supervisor
+    from supervisor.watched import Watched
+
+log = logging.getLogger("pitcrew")
+KEEP_DONE = 50          # delivered messages kept in state.json (newest)
+
+
+def resolve_terminal(ref: str, watched: Mapping[str, Watched]) -> str | None:
+    """A terminal by its key (`server:%3`), pane id (`%3`) or tmux target (`work:1.0`)."""
+    if ref in watched:
+        return ref
+    for key, w in watched.items():
+        if ref in (w.pane_id, w.state.terminal) or key.endswith(f":{ref}"):
+            return key
+    return None
+
+
+class Deliveries:
+    def __init__(self, sup: Supervisor, saved: Iterable[Mapping[str, Any]] = ()) -> None:
+        self.sup = sup
+        self.items: dict[str, Delivery] = {}
+        for raw in saved:
+            try:
+                d = Delivery(**{**raw, "status": Status(raw["status"])})
+            except (TypeError, ValueError, KeyError):
+                log.warning("state.json: skipping a delivery that does not read back")
+                continue
+            self.items[d.id] = d
+
+    def to_json(self) -> list[dict[str, Any]]:
+        done = [d for d in self.items.values() if d.status is Status.DELIVERED]
+        keep = {d.id for d in sorted(done, key=lambda d: d.created_at)[-KEEP_DONE:]}
+        return [{**asdict(d), "status": d.status.value} for d in self.items.values()
+                if d.status is not Status.DELIVERED or d.id in keep]
+
+    def queue(self, terminal: str, text: str, kind: str = "message",
+              delivery_id: str | None = None) -> Delivery | None:
+        key = resolve_terminal(terminal, self.sup.watched) or (
+            terminal if kind == "brief" else None)
+        if key is None:
+            log.warning("cannot send to %s: no such agent terminal", terminal)
+            return None
+        text = " ".join(text.split())[:MAX_TEXT]   # one line: a newline would submit early
+        if not text:
+            return None
+        did = delivery_id or uuid.uuid4().hex[:12]
+        if did in self.items:
+            return self.items[did]                 # the same request twice: queued once
+        d = Delivery(did, key, text, self.sup.clock(), kind=kind, next_at=self.sup.clock())
+        self.items[did] = d
+        log.info("%s: queued a %s (%d characters)", key, kind, len(text))
+        self.sup.persist()
+        return d
+
+    def tick(self) -> None:
+        now = self.sup.clock()
+        for d in list(self.items.values()):
+            if d.status is Status.DELIVERED:
+                continue
+            due = d.next_at if d.status is Status.PENDING else (d.typed_at or 0) + 2.0
+            if now >= due:
+                self.attempt(d, now)
+
+    def hook_prompt(self, key: str, prompt: str) -> None:
+        for d in list(self.items.values()):
+            if d.terminal == key and d.status is Status.TYPED:
+                self.attempt(d, self.sup.clock(), hook_prompt=prompt)
+
+    def attempt(self, d: Delivery, now: float, hook_prompt: str | None = None) -> None:
+        w = self.sup.watched.get(d.terminal)
+        seen = Seen(ScreenState.UNKNOWN, alive=False, hook_prompt=hook_prompt)
+        if w is not None:
+            screen, alive = self.sup.read_now(w)
+            text = self.sup.last_text
+            if screen is not None:
+                seen = Seen(screen.state, alive, input_text(text, w.provider.screen),
+                            w.prompt_text(text), hook_prompt)
+        new, steps = step(d, seen, now)
+        self.items[d.id] = new
+        for s in steps:
+            self.run(w, new, s.do)
+        if new != d:
+            self.sup.persist()
+
+    def run(self, w: Watched | None, d: Delivery, do: Do) -> None:
+        tmux = self.sup.tmux
+        if do is Do.TYPE and w is not None:
+            tmux.send_text(w.pane_id, d.text)
+            time.sleep(ENTER_GAP)
+            tmux.send_keys(w.pane_id, "Enter")
+            log.info("%s: typed a queued %s", d.terminal, d.kind)
+        elif do is Do.ENTER and w is not None:
+            tmux.send_keys(w.pane_id, "Enter")
+            log.info("%s: pressed Enter on the %s Pitcrew typed", d.terminal, d.kind)
+        elif do is Do.CONFIRMED:
+            log.info("%s: %s delivered", d.terminal, d.kind)
+        elif do is Do.DIAGNOSE:
+            log.info("%s: %d deliveries failed: diagnosing", d.terminal, d.attempts)
+            if w is not None:
+                self.sup.diagnoses.start(w, origin="delivery", failures=d.attempts)
+
+    def postpone(self, key: str, until: dt.datetime) -> None:
+        """A diagnosed limit: don't knock again before it resets."""
+        at = until.timestamp()
+        for d in list(self.items.values()):
+            if d.terminal == key and d.status is Status.PENDING and d.next_at < at:
+                self.items[d.id] = replace(d, next_at=at)
+        self.sup.persist()
+
+
+def now_aware() -> dt.datetime:
+    return dt.datetime.now(local_zone())

@@ -1,0 +1,144 @@
+"""Who sits in which seat, and handing a seat to its backup agent.
+
+Seats come from config.toml; which agent holds each seat and which terminals sit in it are
+state (state.json): a terminal sits in a seat when Pitcrew launched it there or the user
+bound it. A failover launches the next installed backup in a new window of the same tmux
+session, in the seat's directory, and queues a task brief for it as a delivery (typed when
+the backup is ready, confirmed like any message). The old pane stays open; nothing ever
+switches back by itself.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import uuid
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from supervisor import brief as briefs
+from supervisor.adapters import sessions
+from supervisor.core.records import Badge, Decision
+from supervisor.notify import Message
+from supervisor.providers.model import Provider
+from supervisor.seats import AgentChoice, Seat
+
+if TYPE_CHECKING:
+    from supervisor.runtime import Supervisor
+    from supervisor.watched import Watched
+
+log = logging.getLogger("pitcrew")
+
+
+def launch_argv(provider: Provider, choice: AgentChoice) -> tuple[str, ...]:
+    argv = provider.launch.argv.render(provider.launch.model_args(choice.model))
+    if provider.launch.session_id:
+        sid = str(uuid.uuid4())
+        argv += tuple(part.replace("{session_id}", sid) for part in provider.launch.session_id)
+    return argv
+
+
+def installed(provider: Provider) -> bool:
+    exe = provider.launch.argv.argv[0]
+    return shutil.which(exe) is not None
+
+
+class SeatBook:
+    def __init__(self, sup: Supervisor, saved: Mapping[str, Any] | None = None) -> None:
+        self.sup = sup
+        saved = saved or {}
+        self.holders: dict[str, str] = dict(saved.get("holders", {}))
+        self.terminals: dict[str, str] = dict(saved.get("terminals", {}))
+        self._switching: set[str] = set()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"holders": dict(self.holders), "terminals": dict(self.terminals)}
+
+    def seat(self, name: str) -> Seat | None:
+        return next((s for s in self.sup.app.config.seats if s.name == name), None)
+
+    def seat_of(self, key: str) -> Seat | None:
+        name = self.terminals.get(key)
+        return self.seat(name) if name else None
+
+    def bind(self, seat_name: str, key: str) -> None:
+        self.terminals[key] = seat_name
+        self.sup.persist()
+        log.info("%s: sits in seat %s", key, seat_name)
+
+    def holder(self, seat: Seat) -> AgentChoice:
+        label = self.holders.get(seat.name)
+        return next((a for a in seat.agents if a.label() == label), seat.primary)
+
+    def next_backup(self, seat: Seat) -> AgentChoice | None:
+        agents = seat.agents
+        current = self.holder(seat)
+        start = agents.index(current) + 1 if current in agents else 1
+        registry = self.sup.app.registry
+        for choice in agents[start:]:
+            provider = registry.get(choice.provider)
+            if provider is not None and installed(provider):
+                return choice
+        return None
+
+    def has_backup(self, w: Watched) -> bool:
+        seat = self.seat_of(w.key)
+        return seat is not None and self.next_backup(seat) is not None
+
+    def fail_over(self, w: Watched, reason: str) -> None:
+        seat = self.seat_of(w.key)
+        if seat is None or w.key in self._switching:
+            return
+        backup = self.next_backup(seat)
+        if backup is None:
+            self.sup.gate.offer(Message(
+                f'Seat "{seat.name}" has no installed backup left',
+                f"{w.provider.display_name}: {reason}", f"seat:{seat.name}:no-backup", w.key))
+            return
+        provider = self.sup.app.registry.get(backup.provider)
+        assert provider is not None
+        pane = self.sup.tmux.pane(w.pane_id)
+        session = pane.session_name if pane is not None else (seat.session or seat.name)
+        cwd = os.path.expanduser(seat.cwd)
+        self._switching.add(w.key)
+        try:
+            new_pane = self.sup.tmux.new_window(session, launch_argv(provider, backup), cwd,
+                                                name=f"{seat.name}-{backup.provider}")
+        except Exception as exc:  # the tmux or the directory may be gone
+            log.error("seat %s: could not start %s: %s", seat.name, backup.label(), exc)
+            self._switching.discard(w.key)
+            return
+        self.sup.tmux.set_remain_on_exit(new_pane)
+        new_key = f"{self.sup.server}:{new_pane}"
+        self.holders[seat.name] = backup.label()
+        self.terminals[new_key] = seat.name
+        text = self.task_brief(w, seat, provider, reason)
+        self.sup.deliveries.queue(new_key, text, kind="brief")
+        inc = w.state.incident
+        prompt = inc.prompt if inc else (w.state.task or "")
+        self.sup.ledger.append(Decision(
+            Badge.SWITCHED, self.sup.clock(), w.state.terminal, w.state.agent, prompt,
+            w.state.project, "seat failover", f"{reason}; {provider.display_name} took seat "
+            f"{seat.name} in a new window ({new_pane})", inc.attempts if inc else 0,
+            {"seat": seat.name, "from": w.provider.name, "to": backup.label(),
+             "pane": new_pane, "brief_chars": len(text)}))
+        self.sup.gate.offer(Message(
+            f'Seat "{seat.name}" switched to {provider.display_name}',
+            f"{w.provider.display_name} stopped ({reason}); the task continues in {new_pane}.",
+            f"seat:{seat.name}:switched:{new_pane}", new_key))
+        log.info("seat %s: %s → %s in %s", seat.name, w.provider.name, backup.label(), new_pane)
+        self._switching.discard(w.key)
+        self.sup.persist()
+        self.sup.rescan_soon(new_pane)
+
+    def task_brief(self, w: Watched, seat: Seat, to: Provider, reason: str) -> str:
+        ref = sessions.find_session(w.provider.sessions, w.cwd) if w.cwd else None
+        progress = briefs.read_progress(w.provider.name, ref.path if ref else None)
+        inc = w.state.incident
+        prompt = inc.prompt if inc else (w.state.task or "")
+        return briefs.build_brief(
+            seat=seat.name, prompt=prompt, project=os.path.expanduser(seat.cwd),
+            from_agent=w.provider.display_name, to_agent=to.display_name, reason=reason,
+            progress=progress, git=briefs.git_status(os.path.expanduser(seat.cwd)),
+            seat_brief=seat.brief)
