@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from supervisor.context import local_zone
 from supervisor.core.classifier import input_text
-from supervisor.core.delivery import MAX_TEXT, Delivery, Do, Seen, Status, step
+from supervisor.core.delivery import MAX_TEXT, RETRY_EVERY, Delivery, Do, Seen, Status, step
 from supervisor.core.screen import ScreenState
 from supervisor.executor import ENTER_GAP
 
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("pitcrew")
 KEEP_DONE = 50          # delivered messages kept in state.json (newest)
+CONFIRM_AT_LEAST = 5.0  # seconds a typed text gets to be taken (a long brief takes a moment)
 
 
 def resolve_terminal(ref: str, watched: Mapping[str, Watched]) -> str | None:
@@ -83,7 +84,7 @@ class Deliveries:
         for d in list(self.items.values()):
             if d.status is Status.DELIVERED:
                 continue
-            due = d.next_at if d.status is Status.PENDING else (d.typed_at or 0) + 2.0
+            due = d.next_at if d.status is Status.PENDING else (d.typed_at or 0) + 1.0
             if now >= due:
                 self.attempt(d, now)
 
@@ -101,7 +102,11 @@ class Deliveries:
             if screen is not None:
                 seen = Seen(screen.state, alive, input_text(text, w.provider.screen),
                             w.prompt_text(text), hook_prompt)
-        new, steps = step(d, seen, now)
+        every = self.sup.policy.scaled(RETRY_EVERY)
+        new, steps = step(d, seen, now, every=every,
+                          confirm_within=max(every, CONFIRM_AT_LEAST))
+        log.debug("delivery %s: %s seen=%s → %s %s", d.id, d.status.value, seen,
+                  new.status.value, [s.do.value for s in steps])
         self.items[d.id] = new
         for s in steps:
             self.run(w, new, s.do)

@@ -86,14 +86,14 @@ class Diagnoses:
         if event.origin == "quiet":
             self.sup.feed(w, WentQuiet(screen, event.quiet_for, confirmed_by=diag.by))
             if screen.state in FAILOVER_STATES or (timer and self.sup.seat_of(w) is not None):
-                self.sup.seats.fail_over(w, self.reason(screen, diag))
+                self.sup.seats.fail_over(w, self.reason(screen, diag, brief=True))
             return
         # a delivery kept failing
         if screen.reset_at is not None:
             self.sup.deliveries.postpone(w.key, screen.reset_at)
         seat = self.sup.seat_of(w)
         if seat is not None and (screen.state in FAILOVER_STATES or timer):
-            self.sup.seats.fail_over(w, self.reason(screen, diag))
+            self.sup.seats.fail_over(w, self.reason(screen, diag, brief=True))
         elif screen.state in (ScreenState.CONNECTION_LOST, ScreenState.CONTINUE_PROMPT):
             self.sup.feed(w, DeliveryStalled(screen, event.failures, confirmed_by=diag.by))
         if seat is None:
@@ -102,11 +102,14 @@ class Diagnoses:
                 f"{self.reason(screen, diag)} (diagnosed by {diag.by})",
                 f"{w.key}:diagnosis:{screen.state.value}", w.key))
 
-    def reason(self, screen: Classification, diag: checkers.Diagnosis) -> str:
+    def reason(self, screen: Classification, diag: checkers.Diagnosis,
+               brief: bool = False) -> str:
+        """Why, in a few words; the screen's own line too, except in a brief for another
+        agent (it only needs the cause, not the stuck CLI's wording)."""
         what = screen.state.value.replace("_", " ")
         if screen.reset_at is not None:
             what += f", resets {screen.reset_at.astimezone(local_zone()):%Y-%m-%d %H:%M %Z}"
-        return f"{what}: {screen.evidence}" if screen.evidence else what
+        return f"{what}: {screen.evidence}" if screen.evidence and not brief else what
 
     def record(self, w: Watched, event: DiagnosisDone) -> None:
         diag = event.diagnosis

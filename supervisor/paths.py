@@ -9,6 +9,7 @@ the ledger (append-only JSONL).
 from __future__ import annotations
 
 import os
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,5 +56,13 @@ def resolve(environ: os._Environ[str] | dict[str, str] | None = None) -> Paths:
         config_dir=Path(platformdirs.user_config_dir(APP)),
         data_dir=Path(platformdirs.user_data_dir(APP)),
         log_dir=Path(platformdirs.user_log_dir(APP)),
-        runtime_dir=Path(platformdirs.user_runtime_dir(APP)),
+        runtime_dir=_runtime_dir(),
     )
+
+
+def _runtime_dir() -> Path:
+    """platformdirs warns on stderr when XDG_RUNTIME_DIR is unset (ssh, containers, cron)
+    and falls back to /tmp/runtime-<uid>; the fallback is fine, the warning is noise."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return Path(platformdirs.user_runtime_dir(APP))

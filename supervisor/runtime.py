@@ -64,6 +64,7 @@ READ_EVERY = 1.0        # seconds: at most one screen read per changing pane per
 AT_REST = frozenset({ScreenState.IDLE, ScreenState.DRAFT})
 RESCAN_EVERY = 10.0     # seconds: fallback re-listing of panes (events cover the rest)
 LOOP_TICK = 0.25
+COMMAND_MAX_AGE = 3600.0  # seconds: older queued commands are not replayed by a first start
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,8 +108,13 @@ class Supervisor:
         self.deliveries = Deliveries(self, self.snapshot.extra.get("deliveries", ()))
         self.seats = SeatBook(self, self.snapshot.extra.get("seats"))
         self.diagnoses = Diagnoses(self)
+        # commands queued while no supervisor ran (`pitcrew send`, `seat bind`, `launch`) are
+        # for the next one: the first ever reads the spool from its start, skipping anything
+        # too old to still be meant (a lost state.json must not replay old messages)
+        offset = _int(self.snapshot.extra.get("commands_offset"))
         self.commands = Spool(app.paths.data_dir / "commands.jsonl",
-                              offset=_int(self.snapshot.extra.get("commands_offset")))
+                              offset=0 if offset is None else offset)
+        self._commands_since = self.clock() - COMMAND_MAX_AGE if offset is None else None
         self.hooks = Spool(app.paths.data_dir / "hook-events.jsonl")
         self._config_mtime = _mtime(app.paths.config_file)
         self.last_text = ""
@@ -224,6 +230,7 @@ class Supervisor:
                 w = self.watched.get(f"{self.server}:{pane_id}")
                 if w is not None:
                     w.last_output, w.dirty, w.quiet_reported = at, True, False
+                    w.last_output_wall = self.clock()
             case Topology() | Rescan(pane_id=None):
                 self.rescan()
             case Rescan(pane_id=str(pane_id)):
@@ -239,7 +246,9 @@ class Supervisor:
                 w = self.watched.get(key)
                 if w is not None:
                     screen, alive = self.read_now(w)
-                    self.feed(w, Tick(screen, alive))
+                    inc = w.state.incident
+                    active = None if inc is None else w.last_output_wall > inc.opened_at + 0.5
+                    self.feed(w, Tick(screen, alive, active))
 
     def housekeeping(self) -> None:
         mono = time.monotonic()
@@ -247,6 +256,9 @@ class Supervisor:
             self.rescan()
         self.reload_settings()
         for record in self.commands.new_records():
+            if self._commands_since is not None and _float(record.get("at")) < \
+                    self._commands_since:
+                continue
             self.apply_command(record)
         for record in self.hooks.new_records():
             self.apply_hook(record)
@@ -496,6 +508,10 @@ def same_prompt(a: str, b: str) -> bool:
 
 def _int(value: object) -> int | None:
     return value if isinstance(value, int) and value >= 0 else None
+
+
+def _float(value: object) -> float:
+    return float(value) if isinstance(value, int | float) else 0.0
 
 
 def _mtime(path: Path) -> float:

@@ -31,6 +31,7 @@ class Watched:
     agent_started: float | None = None
     pid_generation: dict[int, int] = field(default_factory=dict)
     last_output: float = 0.0      # monotonic
+    last_output_wall: float = 0.0  # epoch seconds of the same moment (compared with incidents)
     dirty: bool = True
     last_read: float = 0.0        # monotonic
     screen: Classification | None = None

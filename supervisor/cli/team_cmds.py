@@ -5,12 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import uuid
 
 from supervisor import config_edit, state_store
 from supervisor.cli.autopilot_cmds import _state_command
 from supervisor.config import CHECKER_CANDIDATES
-from supervisor.context import load_context
+from supervisor.context import Context, load_context
 from supervisor.errors import PitcrewError
 from supervisor.seats import parse_choice
 
@@ -57,13 +58,34 @@ def diagnosis(args: argparse.Namespace) -> int:
         if len(choices) > 4:
             raise PitcrewError(f"at most 4 checkers, got {len(choices)}")
         config_edit.set_value(path, "diagnosis", "checkers", [c.label() for c in choices])
-    cfg = load_context(args.tmux_socket).config
+    ctx = load_context(args.tmux_socket)
+    cfg = ctx.config
     mode = ("With AI (recommended)" if cfg.diagnosis_mode == "ai"
             else "Manual timer — no AI")
-    checkers = ", ".join(c.label() for c in cfg.checkers) or "the first installed CLI"
-    print(f"Diagnose & restore stuck agents: {'on' if cfg.diagnosis else 'off'}; "
-          f"how to restore: {mode}; checkers: {checkers}")
+    print(f"Diagnose & restore stuck agents: {'on' if cfg.diagnosis else 'off'}")
+    print(f"How to restore: {mode}")
+    installed = [n for n in CHECKER_CANDIDATES if _checker_installed(ctx, n)]
+    if cfg.checkers:
+        print("Checkers, in order: " + ", ".join(
+            c.label() + ("" if c.provider in installed else " (not installed)")
+            for c in cfg.checkers))
+    else:
+        first = installed[0] if installed else "none installed"
+        print(f"Checkers: none chosen, so the first installed of "
+              f"{', '.join(CHECKER_CANDIDATES)} ({first})")
+    consent = state_store.load(ctx.paths.state_file).snapshot.consent
+    print("Screen-read consent: " + ("granted" if consent else
+                                     "not given (only the local classifier reads screens)"))
     return 0
+
+
+def _checker_installed(ctx: Context, name: str) -> bool:
+    from supervisor.checkers import executables
+
+    provider = ctx.registry.get(name)
+    if provider is None or provider.checker is None:
+        return False
+    return all(shutil.which(exe) for exe in executables(provider.checker.argv.argv))
 
 
 def seat(args: argparse.Namespace) -> int:
@@ -95,7 +117,8 @@ def seat(args: argparse.Namespace) -> int:
         raise PitcrewError(f"no seat named {args.seat!r} in config.toml")
     _state_command(ctx, {"bind": {"seat": args.seat, "terminal": args.terminal}},
                    queue_only=True)
-    print(f"{args.terminal} sits in seat {args.seat}.")
+    print(f"{args.terminal} sits in seat {args.seat} (the running Pitcrew applies it at once, "
+          f"or the next one to start).")
     return 0
 
 

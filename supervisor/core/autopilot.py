@@ -187,7 +187,7 @@ def _on_tick(plan: recovery.Plan, obs: Tick) -> None:
         return
     if incident.phase is Phase.WAITING and incident.next_at is not None:
         if plan.now >= incident.next_at:
-            plan.act(obs.screen, obs.alive)
+            plan.act(obs.screen, obs.alive, obs.active)
         else:
             plan.wake(incident.next_at)
 

@@ -137,7 +137,8 @@ def classify(
     code = _code_mask(lines)
     hits: list[_Hit] = []
     for rank, i in enumerate(chrome):
-        prose = code[i] or any(rx.search(lines[i]) for rx in rules.transcript)
+        prose = (code[i] or any(rx.search(lines[i]) for rx in rules.transcript)
+                 or any(rx.search(lines[i]) for rx in rules.turn))   # a prompt's own echo
         for state, patterns in rules.markers.items():
             if prose and state in _NOT_FROM_TRANSCRIPT:
                 continue

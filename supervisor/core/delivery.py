@@ -80,7 +80,11 @@ def _same(a: str, b: str) -> bool:
     return n > 0 and a[:n] == b[:n]
 
 
-def step(d: Delivery, seen: Seen, now: float) -> tuple[Delivery, tuple[Step, ...]]:
+def step(d: Delivery, seen: Seen, now: float, every: float = RETRY_EVERY,
+         confirm_within: float | None = None) -> tuple[Delivery, tuple[Step, ...]]:
+    """`every`: seconds between attempts; `confirm_within`: how long a typed text has to be
+    taken before the attempt counts as failed (default: `every`)."""
+    confirm = every if confirm_within is None else confirm_within
     if d.status is Status.DELIVERED:
         return d, ()
     if d.status is Status.TYPED:
@@ -89,28 +93,30 @@ def step(d: Delivery, seen: Seen, now: float) -> tuple[Delivery, tuple[Step, ...
         if taken or (seen.alive and seen.state is ScreenState.BUSY
                      and not _same(seen.input_text, d.text)):
             return replace(d, status=Status.DELIVERED), (Step(Do.CONFIRMED),)
-        if d.typed_at is not None and now < d.typed_at + RETRY_EVERY:
-            return d, (Step(Do.WAKE, d.typed_at + RETRY_EVERY),)
-        return _failed(replace(d, status=Status.PENDING), now)
+        if d.typed_at is not None and now < d.typed_at + confirm:
+            return d, (Step(Do.WAKE, d.typed_at + confirm),)
+        return _failed(replace(d, status=Status.PENDING), now, every)
+    if d.typed_at is not None and seen.alive and _same(seen.echoed, d.text) and not _same(
+            seen.input_text, d.text):
+        return replace(d, status=Status.DELIVERED), (Step(Do.CONFIRMED),)   # taken, late
     if now < d.next_at:
         return d, (Step(Do.WAKE, d.next_at),)
     if seen.alive and seen.state is ScreenState.DRAFT and _same(seen.input_text, d.text):
-        return _typed(d, now, Do.ENTER)           # our own text is still there: Enter only
+        return _typed(d, now, Do.ENTER, every)    # our own text is still there: Enter only
     if seen.alive and seen.state is ScreenState.IDLE and not seen.input_text.strip():
-        return _typed(d, now, Do.TYPE)
-    return _failed(d, now)                        # not ready: busy, a draft, a dialog, dead
+        return _typed(d, now, Do.TYPE, every)
+    return _failed(d, now, every)                 # not ready: busy, a draft, a dialog, dead
 
 
-def _typed(d: Delivery, now: float, how: Do) -> tuple[Delivery, tuple[Step, ...]]:
-    status = Status.TYPED
-    return (replace(d, status=status, typed_at=now),
-            (Step(how), Step(Do.WAKE, now + RETRY_EVERY)))
+def _typed(d: Delivery, now: float, how: Do, every: float) -> tuple[Delivery, tuple[Step, ...]]:
+    return (replace(d, status=Status.TYPED, typed_at=now),
+            (Step(how), Step(Do.WAKE, now + every)))
 
 
-def _failed(d: Delivery, now: float) -> tuple[Delivery, tuple[Step, ...]]:
+def _failed(d: Delivery, now: float, every: float) -> tuple[Delivery, tuple[Step, ...]]:
     """One more failed attempt; the 8th asks for a diagnosis (once). Retries go on."""
     attempts = d.attempts + 1
-    nxt = now + RETRY_EVERY
+    nxt = now + every
     steps = (Step(Do.DIAGNOSE),) if attempts == DIAGNOSE_AFTER else ()
     return (replace(d, attempts=attempts, next_at=nxt, status=Status.PENDING),
             (*steps, Step(Do.WAKE, nxt)))

@@ -78,10 +78,12 @@ class DeliveryStalled:
 
 @dataclass(frozen=True, slots=True)
 class Tick:
-    """Time passed (a scheduled wake-up); carries a fresh reading when one was taken."""
+    """Time passed (a scheduled wake-up); carries a fresh reading when one was taken.
+    `active`: the pane printed something since the incident opened (None: unknown)."""
 
     screen: Classification | None = None
     alive: bool | None = None
+    active: bool | None = None
 
 
 Observation = (

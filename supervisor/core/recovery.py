@@ -229,7 +229,8 @@ class Plan:
 
     # -- the wait is over -----------------------------------------------------------------
 
-    def act(self, screen: Classification | None, alive: bool | None) -> None:
+    def act(self, screen: Classification | None, alive: bool | None,
+            active: bool | None = None) -> None:
         if self.ctx.mode is Mode.OFF:
             return
         inc = self.incident
@@ -237,7 +238,7 @@ class Plan:
         if self.ctx.mode is Mode.PAUSED:
             self.hold("paused", Badge.WAITING, "Autopilot is paused", screen, notify=False)
             return
-        if alive and state is ScreenState.BUSY:
+        if alive and state is ScreenState.BUSY and active is not False:
             self.set_incident(phase=Phase.WATCHING, hold=None, next_at=None)
             self.record(Badge.SKIPPED, "the agent is working again by itself: no second "
                         "continue", screen)

@@ -438,3 +438,11 @@ def test_a_finished_task_keeps_the_incident_until_a_new_prompt() -> None:
     run.recover(T0)
     run.feed(TaskFinished(session_id="sess-1"), T0 + 100)
     assert run.state.task is None and run.state.incident.attempts == 1
+
+
+def test_a_spinner_that_printed_nothing_since_the_failure_is_not_working_again() -> None:
+    run = Run(Context(resume_by_id=BY_ID, timer_mode=True))
+    run.prompt()
+    due = run.wake_at(run.feed(WentQuiet(screen(S.BUSY), 600), T0))
+    out = run.feed(Tick(screen(S.BUSY), alive=True, active=False), due)
+    assert kinds(out, Relaunch) and kinds(out, Relaunch)[0].kill_first

@@ -124,8 +124,11 @@ def test_autopilot_invariants(steps, mode) -> None:
         # never a restart into a known limit before its reset
         if limit_until is not None and now < limit_until:
             assert not restarts and not typed
+        # (once the core has adopted a reset time: a second exit notice for a process that
+        # already exited is ignored, limit screen and all)
         if (screen is not None and screen.state is S.RATE_LIMIT and screen.reset_at
-                and state.incident is not None and state.incident.hold == "rate_limit"):
+                and state.incident is not None and state.incident.hold == "rate_limit"
+                and (state.incident.next_at or 0) >= screen.reset_at.timestamp()):
             limit_until = screen.reset_at.timestamp()
         # attempts only reset by a new user prompt
         if before is not None and state.incident is not None and not user_prompt:

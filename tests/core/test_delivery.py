@@ -68,7 +68,7 @@ def test_retried_every_15s_and_the_8th_failure_asks_for_one_diagnosis() -> None:
 def test_a_hook_report_confirms() -> None:
     d, _ = step(D, Seen(S.IDLE, True), T0)
     d, out = step(d, Seen(S.IDLE, True, hook_prompt=D.text), T0 + 1)
-    assert d.status is Status.DELIVERED
+    assert d.status is Status.DELIVERED and dos(out) == [Do.CONFIRMED]
 
 
 @given(st.lists(st.tuples(st.sampled_from(list(S)), st.booleans(),
@@ -87,3 +87,11 @@ def test_text_is_typed_at_most_once_and_only_into_an_empty_prompt(seq) -> None:
             assert seen.input_text == D.text
         assert dos(out).count(Do.DIAGNOSE) <= 1
     assert typed <= 1 + d.attempts   # a retry after a lost text may type again, never twice at once
+
+
+def test_a_text_taken_after_its_window_is_confirmed_not_typed_again() -> None:
+    d, _ = step(D, Seen(S.IDLE, True), T0)
+    d, _ = step(d, Seen(S.DRAFT, True, input_text="half of it"), T0 + RETRY_EVERY)
+    assert d.status is Status.PENDING                              # missed its window …
+    d, out = step(d, Seen(S.IDLE, True, echoed=D.text), d.next_at)
+    assert dos(out) == [Do.CONFIRMED] and d.status is Status.DELIVERED   # … but it was taken

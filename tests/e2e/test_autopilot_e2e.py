@@ -175,10 +175,13 @@ def test_a_login_screen_waits_on_you_with_a_notification(
     try:
         w.wait_for(f"{pane}: idle")
         tmux.type(pane, "login")
-        [row] = wait_badges(home, "Waiting on you")
+        # the task went quiet: With AI, a diagnosis reads the screen first (no checker CLI is
+        # installed here, so the local classifier answers), then Autopilot waits on the user
+        diagnosed, row = wait_badges(home, "Diagnosed", "Waiting on you")
         w.wait_for('needs you: "Fake Agent" is waiting on you')
     finally:
         w.stop()
+    assert diagnosed.readings["state"] == "login_required"
     assert row.reason == "the agent needs you to log in"
     assert row.readings["screen"] == "login_required"
 
@@ -208,7 +211,7 @@ def test_a_usage_limit_with_a_reset_time_schedules_the_resume_for_then(
     try:
         w.wait_for(f"{pane}: idle")
         tmux.type(pane, "limit resets 3pm (Europe/Paris)")
-        [row] = wait_badges(home, "Scheduled")
+        _, row = wait_badges(home, "Diagnosed", "Scheduled")
     finally:
         w.stop()
     from zoneinfo import ZoneInfo
