@@ -280,3 +280,50 @@ class Tmux:
 
     def kill_pane(self, pane_id: str) -> None:
         self._write("kill-pane", "-t", pane_id)
+
+    # -- clients and focus (added for supervisor/focus.py) ----------------------------
+
+    def list_clients(self) -> list[ClientInfo]:
+        """Every client attached to this server, most recently active first; [] when none."""
+        fmt = SEP.join(f"#{{{name}}}" for name in CLIENT_FIELDS)
+        try:
+            result = self.run("list-clients", "-F", fmt)
+        except TmuxNotFound:
+            raise
+        except TmuxError:
+            return []
+        if not result.ok:
+            return []
+        clients = []
+        for line in result.stdout.splitlines():
+            parts = line.split(SEP)
+            if len(parts) == len(CLIENT_FIELDS):
+                f = dict(zip(CLIENT_FIELDS, parts, strict=True))
+                clients.append(ClientInfo(f["client_name"], f["client_tty"],
+                                          f["client_session"], f["pane_id"],
+                                          _int(f["client_activity"])))
+        return sorted(clients, key=lambda c: c.activity, reverse=True)
+
+    def focus_client(self, client: str, session: str, pane_id: str) -> None:
+        """Show `pane_id` (in `session`) on `client`: switch session, window, then pane."""
+        self._write("switch-client", "-c", client, "-t", f"={session}", ";",
+                    "select-window", "-t", pane_id, ";", "select-pane", "-t", pane_id)
+
+    def attach_argv(self, session: str, pane_id: str) -> list[str]:
+        """The command a new terminal runs to attach to `session` showing `pane_id`."""
+        return [*self._base(), "attach-session", "-t", f"={session}", ";",
+                "select-window", "-t", pane_id, ";", "select-pane", "-t", pane_id]
+
+
+CLIENT_FIELDS = ("client_name", "client_tty", "client_session", "pane_id", "client_activity")
+
+
+@dataclass(frozen=True, slots=True)
+class ClientInfo:
+    """A terminal attached to the server, and the pane it shows right now."""
+
+    name: str
+    tty: str
+    session: str
+    pane_id: str
+    activity: int

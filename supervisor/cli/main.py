@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 
 from supervisor import __version__
-from supervisor.cli import autopilot_cmds, commands, team_cmds
+from supervisor.cli import autopilot_cmds, commands, secret_cmds, team_cmds
 from supervisor.cli.logs import setup_logging
 from supervisor.errors import PitcrewError
 
@@ -110,6 +110,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("tray", help="start the tray app (needs a display)")
     p.set_defaults(func=commands.tray)
+
+    secret_cmds.register(sub)
     return parser
 
 

@@ -109,6 +109,33 @@ class Desktop:
                             "DUNST_PICK_FILE": str(pick)}
         return self._notify_env
 
+    def start_keyring(self) -> dict[str, str]:
+        """gnome-keyring's Secret Service on the private bus, its `login` collection created
+        and unlocked with a throwaway password (no prompt). Returns the environment a client
+        needs to reach it."""
+        if getattr(self, "_keyring_env", None):
+            return self._keyring_env
+        bus = self.start_bus()
+        data = self.runtime / "keyring-data"
+        data.mkdir(exist_ok=True)
+        env = {**os.environ, "DBUS_SESSION_BUS_ADDRESS": bus, "XDG_RUNTIME_DIR": str(self.runtime),
+               "XDG_DATA_HOME": str(data)}
+        proc = self._spawn(["gnome-keyring-daemon", "--foreground", "--unlock",
+                            "--components=secrets"], "gnome-keyring.log", env=env,
+                           stdin=subprocess.PIPE)
+        assert proc.stdin is not None
+        proc.stdin.write(b"pitcrew-test-password")
+        proc.stdin.close()
+        deadline = time.monotonic() + 10
+        while not self.has_owner("org.freedesktop.secrets"):
+            if time.monotonic() > deadline or proc.poll() is not None:
+                raise RuntimeError("gnome-keyring did not take org.freedesktop.secrets: "
+                                   + (self.runtime / "gnome-keyring.log").read_text())
+            time.sleep(0.1)
+        self._keyring_env = {"DBUS_SESSION_BUS_ADDRESS": bus,
+                             "XDG_RUNTIME_DIR": str(self.runtime), "XDG_DATA_HOME": str(data)}
+        return self._keyring_env
+
     def has_owner(self, name: str) -> bool:
         probe = subprocess.run(
             ["dbus-send", "--session", "--print-reply", "--dest=org.freedesktop.DBus",
