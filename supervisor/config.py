@@ -204,3 +204,11 @@ _FIELDS: dict[tuple[str, str], tuple[str, Callable[[Any], Any]]] = {
     ("diagnosis", "mode"): ("diagnosis_mode", _mode),
     ("diagnosis", "checkers"): ("checkers", _checkers),
 }
+
+
+def check_setting(section: str, key: str, value: Any) -> None:
+    """Raise ValueError (with the loader's wording) unless `value` is valid for the key."""
+    field = _FIELDS.get((section, key))
+    if field is None:
+        raise ValueError(f"unknown setting {section}.{key}")
+    field[1](value)

@@ -1,7 +1,8 @@
 """Deliveries in the supervisor: queueing, attempting, typing, and keeping them on disk.
 
-`pitcrew send`, the tray app and seat failover queue messages here; each loop tick the due
-ones are attempted against a fresh reading of their terminal, following `core.delivery`. The
+`pitcrew send`, the tray app and seat failover queue messages here; an APScheduler job per
+open delivery wakes the supervisor when it is due, and it is attempted against a fresh
+reading of its terminal, following `core.delivery`. The
 queue lives in state.json, so a restart of Pitcrew neither loses a message nor types one
 twice (a delivery already typed is only confirmed or, if its text is still in the box, sent
 with Enter).
@@ -46,6 +47,7 @@ class Deliveries:
     def __init__(self, sup: Supervisor, saved: Iterable[Mapping[str, Any]] = ()) -> None:
         self.sup = sup
         self.items: dict[str, Delivery] = {}
+        self.scheduled: dict[str, float] = {}     # delivery id → when its job runs
         for raw in saved:
             try:
                 d = Delivery(**{**raw, "status": Status(raw["status"])})
@@ -77,16 +79,37 @@ class Deliveries:
         self.items[did] = d
         log.info("%s: queued a %s (%d characters)", key, kind, len(text))
         self.sup.persist()
+        self.tick(only=did)
         return d
 
-    def tick(self) -> None:
+    def tick(self, only: str | None = None) -> None:
+        """Attempt what is due (all, or the one delivery a scheduled job woke us for), and
+        schedule a job for the next attempt of each one still open."""
         now = self.sup.clock()
+        if only is not None:
+            self.scheduled.pop(only, None)         # its job has run (or it is new)
         for d in list(self.items.values()):
-            if d.status is Status.DELIVERED:
+            if d.status is Status.DELIVERED or (only is not None and d.id != only):
                 continue
-            due = d.next_at if d.status is Status.PENDING else (d.typed_at or 0) + 1.0
-            if now >= due:
+            if now >= due(d):
                 self.attempt(d, now)
+            d = self.items[d.id]
+            if d.status is not Status.DELIVERED:
+                self.schedule(d, now)
+
+    def schedule(self, d: Delivery, now: float) -> None:
+        """Retries are APScheduler jobs (one per open delivery), rebuilt from state.json at
+        start by the first `tick`."""
+        from supervisor.runtime import DeliveryDue
+
+        at = max(due(d), now)
+        if self.scheduled.get(d.id) == at:
+            return
+        self.scheduled[d.id] = at
+        self.sup.scheduler.add_job(
+            self.sup.post, "date", run_date=dt.datetime.fromtimestamp(at, dt.UTC),
+            args=[DeliveryDue(d.id)], id=f"delivery:{d.id}", replace_existing=True,
+            misfire_grace_time=None)
 
     def hook_prompt(self, key: str, prompt: str) -> None:
         for d in list(self.items.values()):
@@ -137,6 +160,12 @@ class Deliveries:
             if d.terminal == key and d.status is Status.PENDING and d.next_at < at:
                 self.items[d.id] = replace(d, next_at=at)
         self.sup.persist()
+
+
+def due(d: Delivery) -> float:
+    """When a delivery is next looked at: a pending one at its retry time, a typed one a
+    second after typing (to confirm it)."""
+    return d.next_at if d.status is Status.PENDING else (d.typed_at or 0) + 1.0
 
 
 def now_aware() -> dt.datetime:

@@ -10,7 +10,6 @@ changed, reports tasks that went quiet, and every few seconds re-lists panes as 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import datetime as dt
 import logging
 import os
@@ -21,15 +20,17 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from apscheduler.schedulers.background import BackgroundScheduler
+from apscheduler.schedulers.base import BaseScheduler
 
 from supervisor import state_store
 from supervisor.adapters import processes, sessions
 from supervisor.adapters.tmux import PaneInfo
 from supervisor.context import Context as AppContext
 from supervisor.context import local_zone
-from supervisor.core.autopilot import decide, restore, set_mode
+from supervisor.core.autopilot import decide, restore
 from supervisor.core.policy import RestartPolicy
 from supervisor.core.records import (
     Action,
@@ -45,14 +46,17 @@ from supervisor.core.records import (
 )
 from supervisor.core.screen import Classification, ScreenState
 from supervisor.core.settings import Context, Mode
-from supervisor.deliveries import Deliveries, resolve_terminal
+from supervisor.deliveries import Deliveries
 from supervisor.diagnoses import Diagnoses, DiagnosisDone
 from supervisor.executor import Executor
+from supervisor.inbox import Inbox
 from supervisor.ledger import Ledger
 from supervisor.notify import Gate
 from supervisor.seat_book import SeatBook
 from supervisor.seats import Seat
 from supervisor.spool import Spool
+from supervisor.view import View
+from supervisor.viewing import ViewCache, build_view
 from supervisor.watch.control import ControlClient, ControlGone, Output, Topology
 from supervisor.watch.exits import ExitWatcher, ProcessGone
 from supervisor.watched import Watched
@@ -64,6 +68,9 @@ READ_EVERY = 1.0        # seconds: at most one screen read per changing pane per
 AT_REST = frozenset({ScreenState.IDLE, ScreenState.DRAFT})
 RESCAN_EVERY = 10.0     # seconds: fallback re-listing of panes (events cover the rest)
 LOOP_TICK = 0.25
+DELIVERY_SWEEP_EVERY = 5.0   # seconds: re-check deliveries even without a job
+PUBLISH_EVERY = 0.2     # seconds: at most five views a second for a UI
+REPUBLISH_EVERY = 5.0   # … and one anyway now and then ("3 min ago" moves on)
 COMMAND_MAX_AGE = 3600.0  # seconds: older queued commands are not replayed by a first start
 
 
@@ -81,9 +88,23 @@ class Stop:
     pass
 
 
+@dataclass(frozen=True, slots=True)
+class DeliveryDue:
+    delivery_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    record: Mapping[str, Any]
+
+
 class Supervisor:
     def __init__(self, app: AppContext, gate: Gate, environ: Mapping[str, str] | None = None,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time, scheduler: BaseScheduler | None = None,
+                 publish: Callable[[View], None] | None = None) -> None:
+        """`scheduler`: where wake-ups run (the tray app passes a QtScheduler; `pitcrew watch`
+        a background one). `publish`: called on this thread with a fresh `View` whenever
+        something a UI shows changed (at most every PUBLISH_EVERY seconds)."""
         env = os.environ if environ is None else environ
         self.app = app
         self.tmux = app.tmux
@@ -101,7 +122,12 @@ class Supervisor:
             log.warning("%s", loaded.problem)
         self.snapshot = loaded.snapshot
         self.paused = loaded.snapshot.paused
-        self.scheduler = BackgroundScheduler(daemon=True)
+        self.scheduler = scheduler or BackgroundScheduler(daemon=True)
+        self.publish = publish
+        self.problems: tuple[str, ...] = tuple(app.problems)
+        self._changed = True
+        self._published = 0.0
+        self.view_cache = ViewCache()
         self.controls: dict[str, ControlClient] = {}
         self.exits = ExitWatcher(self.post)
         self.executor = Executor(self)
@@ -116,15 +142,36 @@ class Supervisor:
                               offset=0 if offset is None else offset)
         self._commands_since = self.clock() - COMMAND_MAX_AGE if offset is None else None
         self.hooks = Spool(app.paths.data_dir / "hook-events.jsonl")
-        self._config_mtime = _mtime(app.paths.config_file)
+        self.inbox = Inbox(self)
         self.last_text = ""
         self._seen: dict[str, tuple[int, str, bool]] = {}
         self._last_rescan = 0.0
+        self._last_delivery_sweep = -1e9
 
     # -- plumbing -------------------------------------------------------------------------
 
     def post(self, event: object) -> None:
         self.events.put(event)
+
+    def command(self, record: Mapping[str, Any]) -> None:
+        """From any thread (the UI's): a `supervisor.view` command, applied on ours."""
+        self.events.put(Command(dict(record)))
+
+    def changed(self) -> None:
+        self._changed = True
+
+    def maybe_publish(self, force: bool = False) -> None:
+        if self.publish is None:
+            return
+        mono = time.monotonic()
+        if not force and (mono - self._published < PUBLISH_EVERY
+                          or (not self._changed and mono - self._published < REPUBLISH_EVERY)):
+            return
+        self._changed, self._published = False, mono
+        try:
+            self.publish(build_view(self))
+        except Exception:  # a UI problem must never stop the supervisor
+            log.exception("cannot publish a view")
 
     @property
     def server(self) -> str:
@@ -172,6 +219,8 @@ class Supervisor:
             self.executor.run(w, action)
         if w.state != before:
             self.persist()
+        if actions or w.state != before:
+            self.changed()
         return actions
 
     def persist(self) -> None:
@@ -211,6 +260,7 @@ class Supervisor:
                 if event is not None:
                     self.handle(event)
                 self.housekeeping()
+                self.maybe_publish()
         finally:
             self.shutdown()
         return 0
@@ -242,6 +292,11 @@ class Supervisor:
                 self.process_gone(key, pid)
             case DiagnosisDone():
                 self.diagnoses.done(event)
+            case DeliveryDue(delivery_id=delivery_id):
+                self.deliveries.tick(only=delivery_id)
+            case Command(record=record):
+                self.inbox.apply(record)
+                self.maybe_publish(force=True)     # a click shows its effect at once
             case Wakeup(key=key):
                 w = self.watched.get(key)
                 if w is not None:
@@ -254,15 +309,17 @@ class Supervisor:
         mono = time.monotonic()
         if mono - self._last_rescan > RESCAN_EVERY:
             self.rescan()
-        self.reload_settings()
+        self.inbox.reload_settings()
         for record in self.commands.new_records():
             if self._commands_since is not None and _float(record.get("at")) < \
                     self._commands_since:
                 continue
-            self.apply_command(record)
+            self.inbox.apply(record)
         for record in self.hooks.new_records():
-            self.apply_hook(record)
-        self.deliveries.tick()
+            self.inbox.apply_hook(record)
+        if mono - self._last_delivery_sweep > DELIVERY_SWEEP_EVERY:
+            self._last_delivery_sweep = mono   # a fallback: jobs wake each delivery on time
+            self.deliveries.tick()
         for w in list(self.watched.values()):
             at_rest = w.screen is None or w.screen.state in AT_REST
             if w.dirty and (at_rest or mono - w.last_read >= READ_EVERY):
@@ -372,6 +429,8 @@ class Supervisor:
             return
         now_state = screen.state
         if now_state is not before:
+            w.note_state(now_state.value, self.clock())
+            self.changed()
             log.info("%s: %s%s", w.key, now_state.value,
                      f" (was {before.value})" if before is not None else "")
         if not alive:
@@ -431,73 +490,8 @@ class Supervisor:
             w.agent_pid = None
         log.info("%s: %s exited (status %s, signal %s)", key, w.provider.display_name,
                  status, signal)
+        w.note_state("exited", self.clock())
         self.feed(w, ProcessExited(generation, status, signal, screen))
-
-    # -- settings, commands, hooks ----------------------------------------------------------
-
-    def reload_settings(self) -> None:
-        mtime = _mtime(self.app.paths.config_file)
-        if mtime == self._config_mtime:
-            return
-        self._config_mtime = mtime
-        from supervisor.config import load_config
-
-        loaded = load_config(self.app.paths.config_file)
-        for problem in loaded.errors:
-            log.warning("%s", problem)
-        before = self.mode()
-        self.app = dataclasses.replace(self.app, config=loaded.config)
-        if self.mode() != before:
-            self.mode_changed()
-
-    def apply_command(self, record: Mapping[str, object]) -> None:
-        from supervisor.cli.autopilot_cmds import apply_state_record
-
-        send = record.get("send")
-        if isinstance(send, dict):
-            self.deliveries.queue(str(send.get("terminal")), str(send.get("text", "")),
-                                  delivery_id=str(send.get("id")) if send.get("id") else None)
-            return
-        bind = record.get("bind")
-        if isinstance(bind, dict):
-            key = resolve_terminal(str(bind.get("terminal")), self.watched) or str(
-                bind.get("terminal"))
-            self.seats.bind(str(bind.get("seat")), key)
-            return
-        before = self.mode()
-        self.snapshot = apply_state_record(self.snapshot, record)
-        self.paused = self.snapshot.paused
-        self.persist()
-        if self.mode() != before:
-            self.mode_changed()
-
-    def mode_changed(self) -> None:
-        log.info("Autopilot: %s", self.status_line())
-        for w in self.watched.values():
-            w.state, actions = set_mode(w.state, self.mode(), self.clock(), self.context_for(w),
-                                        self.rng)
-            for action in actions:
-                self.executor.run(w, action)
-        self.persist()
-
-    def apply_hook(self, record: Mapping[str, object]) -> None:
-        pane = record.get("pane")
-        w = self.watched.get(f"{self.server}:{pane}") if isinstance(pane, str) else None
-        if w is None:
-            return
-        event = record.get("event")
-        raw_sid = record.get("session_id")
-        sid = raw_sid if isinstance(raw_sid, str) and raw_sid else None
-        if sid:
-            w.state = dataclasses.replace(w.state, session_id=str(sid))
-        if event == "UserPromptSubmit":
-            self.deliveries.hook_prompt(w.key, str(record.get("prompt") or ""))
-            by_us = w.is_own_prompt(str(record.get("prompt") or ""), time.monotonic())
-            self.feed(w, PromptSubmitted(str(record.get("prompt") or "(a prompt)"),
-                                         by_pitcrew=by_us, session_id=sid))
-        elif event == "Stop" and w.state.task is not None:
-            self.feed(w, TaskFinished(session_id=sid))
-
 
 def same_prompt(a: str, b: str) -> bool:
     """Two readings of one echoed prompt (wrapping and cut-offs may differ between reads)."""
@@ -512,10 +506,3 @@ def _int(value: object) -> int | None:
 
 def _float(value: object) -> float:
     return float(value) if isinstance(value, int | float) else 0.0
-
-
-def _mtime(path: Path) -> float:
-    try:
-        return path.stat().st_mtime
-    except OSError:
-        return 0.0

@@ -18,6 +18,7 @@ from supervisor.providers.model import Provider
 
 OWN_TYPING_WINDOW = 15.0   # seconds: only a prompt this soon after Pitcrew typed can be Pitcrew's
 UNREAD_ECHO_WINDOW = 3.0   # … and, when its echo can't be read, only this soon
+TIMELINE_SECONDS = 6 * 3600.0   # how far back the dashboard's timeline goes
 
 
 @dataclass
@@ -39,6 +40,16 @@ class Watched:
     typed_at: float | None = None # monotonic
     typed_text: str = ""
     last_echo: str | None = None  # the newest prompt echo seen (None: not read yet)
+    timeline: list[tuple[float, str]] = field(default_factory=list)   # (since, state)
+
+    def note_state(self, state: str, now: float) -> None:
+        """Remember a change of state for the dashboard's timeline (the last 6 hours)."""
+        if self.timeline and self.timeline[-1][1] == state:
+            return
+        self.timeline.append((now, state))
+        horizon = now - TIMELINE_SECONDS
+        while len(self.timeline) > 1 and self.timeline[1][0] <= horizon:
+            self.timeline.pop(0)   # keep the segment that was running at the horizon
 
     def read(self, text: str, now: dt.datetime, local: dt.tzinfo) -> Classification:
         return classify(text, self.provider.screen, now, local)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import logging
 import os
 import signal
 import sys
@@ -18,6 +19,7 @@ from supervisor import config_edit, spool, state_store
 from supervisor.cli import claude_hooks
 from supervisor.context import Context, load_context
 from supervisor.errors import PitcrewError
+from supervisor.inbox import apply_state_record
 from supervisor.ledger import Ledger
 from supervisor.lock import SupervisorLock
 from supervisor.paths import resolve
@@ -45,11 +47,37 @@ def watch(args: argparse.Namespace) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     log.info("watching tmux server %s; Ctrl-C to stop", ctx.tmux.label)
+    supervisor: list[Supervisor] = []
+    gate = default_gate(on_action=lambda action, msg: _headless_action(ctx, supervisor, action,
+                                                                       msg))
+    supervisor.append(Supervisor(ctx, gate))
     try:
-        return Supervisor(ctx, default_gate()).run(stop)
+        return supervisor[0].run(stop)
     finally:
         lock.release()
         log.info("stopped watching")
+
+
+def _headless_action(ctx: Context, sup: list[Any], action: str, msg: Any) -> None:
+    """A notification button pressed while `pitcrew watch` runs (no dashboard to open:
+    a click opens the terminal)."""
+    from supervisor import view
+    from supervisor.focus import open_terminal
+
+    terminal = getattr(msg, "terminal", None)
+    if action == "snooze" and sup:
+        sup[0].command({"snooze": 3600.0})
+    elif action == "resume" and terminal and sup:
+        sup[0].command(view.resume_now(terminal))
+    elif action in ("open", "clicked") and terminal:
+        def focus() -> None:
+            try:
+                logging.getLogger("pitcrew").info(
+                    "%s", open_terminal(ctx.tmux, terminal.rsplit(":", 1)[-1]))
+            except PitcrewError as exc:
+                logging.getLogger("pitcrew").warning("cannot open the terminal: %s", exc)
+
+        threading.Thread(target=focus, daemon=True).start()
 
 
 # -- autopilot on|off|pause|resume|status ------------------------------------------------------
@@ -99,13 +127,6 @@ def _state_command(ctx: Context, record: Mapping[str, Any], queue_only: bool = F
             lock.release()
     else:
         spool.append(ctx.paths.data_dir / "commands.jsonl", {**record, "at": time.time()})
-
-
-def apply_state_record(snap: state_store.Snapshot,
-                       record: Mapping[str, Any]) -> state_store.Snapshot:
-    paused = {"pause": True, "resume": False}.get(str(record.get("autopilot")), snap.paused)
-    consent = {"grant": True, "revoke": False}.get(str(record.get("consent")), snap.consent)
-    return state_store.Snapshot(snap.terminals, paused, consent, snap.extra)
 
 
 # -- ledger --------------------------------------------------------------------------------

@@ -214,3 +214,18 @@ def restore(state: TerminalState, now: float) -> tuple[Action, ...]:
     if incident.phase in (Phase.WAITING, Phase.CONFIRMING):
         return (Wake(max(now, incident.next_at)),)
     return ()
+
+
+def resume_now(state: TerminalState, now: float, ctx: Context,
+               rng: Random) -> tuple[TerminalState, tuple[Action, ...]]:
+    """The user pressed *Resume now* on a waiting incident: act at once, as if the user had
+    sent the prompt again — the attempt count and the hourly cap start over (a person chose
+    this), but the screen is still read first, so a question or a live limit still holds."""
+    incident = state.incident
+    if incident is None or incident.phase in (Phase.CONFIRMING, Phase.ASKING):
+        return state, ()
+    fresh = replace(incident, phase=Phase.WAITING, next_at=now, hold=None, attempts=0,
+                    renewals=0)
+    plan = recovery.Plan(replace(state, incident=fresh, restarts=(), crashes=()), now, ctx, rng)
+    plan.wake(now)
+    return plan.state, tuple(plan.actions)

@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from supervisor.core.autopilot import decide, restore, set_mode
+from supervisor.core.autopilot import decide, restore, resume_now, set_mode
 from supervisor.core.policy import RestartPolicy
 from supervisor.core.records import (
     Badge,
@@ -446,3 +446,35 @@ def test_a_spinner_that_printed_nothing_since_the_failure_is_not_working_again()
     due = run.wake_at(run.feed(WentQuiet(screen(S.BUSY), 600), T0))
     out = run.feed(Tick(screen(S.BUSY), alive=True, active=False), due)
     assert kinds(out, Relaunch) and kinds(out, Relaunch)[0].kill_first
+
+
+def test_resume_now_after_stopped_retrying_starts_the_count_over() -> None:
+    run = Run()
+    run.prompt()
+    for n, at in enumerate((T0, T0 + 200, T0 + 400)):
+        due = run.wake_at(run.crash(at))
+        run.feed(Tick(screen(S.CRASHED), alive=False), due)
+        run.feed(ProcessStarted(n + 1, pid=n + 10), due + 1)
+    run.crash(T0 + 600)
+    assert run.state.incident.phase is Phase.STOPPED
+    state, actions = resume_now(run.state, T0 + 700, CTX, random.Random(1))
+    assert actions == (Wake(T0 + 700),)
+    assert state.incident.attempts == 0 and state.incident.phase is Phase.WAITING
+    run.state = state
+    out = run.feed(Tick(screen(S.CRASHED), alive=False), T0 + 700)
+    assert kinds(out, Relaunch)                       # the person's request is carried out
+
+
+def test_resume_now_still_reads_the_screen_first() -> None:
+    run = Run()
+    run.prompt()
+    run.feed(WentQuiet(screen(S.LOGIN_REQUIRED), 600), T0)
+    assert run.state.incident.phase is Phase.HOLD
+    run.state, _ = resume_now(run.state, T0 + 10, CTX, random.Random(1))
+    out = run.feed(Tick(screen(S.LOGIN_REQUIRED), alive=True), T0 + 10)
+    assert not kinds(out, Relaunch) and not kinds(out, TypeText)   # still logged out: waits
+
+
+def test_resume_now_without_an_incident_does_nothing() -> None:
+    state = fresh(task="x")
+    assert resume_now(state, T0, CTX, random.Random(1)) == (state, ())

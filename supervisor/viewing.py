@@ -1,0 +1,156 @@
+"""Building the UI's `View` from the running supervisor, on the supervisor's thread.
+
+Cheap enough to run a few times a second: the ledger is re-read only when it grew, and which
+checker CLIs are installed is looked up at most every INSTALLED_EVERY seconds.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from typing import TYPE_CHECKING
+
+from supervisor.checkers import CANDIDATES, executables
+from supervisor.core.records import Phase
+from supervisor.view import (
+    CheckerView,
+    DecisionView,
+    SettingsView,
+    TerminalView,
+    View,
+    recent_decisions,
+)
+
+if TYPE_CHECKING:
+    from supervisor.runtime import Supervisor
+    from supervisor.watched import Watched
+
+ACTIVITY = 30
+INSTALLED_EVERY = 10.0
+# Suggestions for the model picker; any other model can be typed in.
+KNOWN_MODELS: dict[str, tuple[str, ...]] = {
+    "claude": ("opus", "sonnet", "haiku"),
+    "codex": ("gpt-5", "gpt-5-codex", "gpt-5-mini"),
+    "gemini": ("gemini-2.5-pro", "gemini-2.5-flash"),
+    "opencode": ("anthropic/claude-sonnet-4-5", "openai/gpt-5"),
+    "qwen": ("qwen3-coder-plus", "qwen3-coder-flash"),
+    "kimi": ("kimi-k2",),
+    "grok": ("grok-4", "grok-code-fast-1"),
+    "hermes": (),
+}
+
+
+HOLDS = {
+    "user": "it asked you something", "login": "log in", "unclear": "see the screen",
+    "paused": "Autopilot is paused", "hourly_cap": "6 resumes this hour",
+    "backup": "no backup could take over", "cannot_resume": "the session cannot be resumed",
+}
+
+
+class ViewCache:
+    """What building a view may reuse between calls."""
+
+    def __init__(self) -> None:
+        self.ledger_size = -1
+        self.rows: tuple[DecisionView, ...] = ()
+        self.decisions: tuple[DecisionView, ...] = ()
+        self.installed: dict[str, bool] = {}
+        self.installed_at = -1e9
+
+
+def build_view(sup: Supervisor) -> View:
+    cache = sup.view_cache
+    _refresh_ledger(sup, cache)
+    installed = _installed(sup, cache)
+    config = sup.app.config
+    names = {p.name: p.display_name for p in sup.app.registry.providers.values()}
+    chosen = tuple(CheckerView(c.provider, c.model, installed.get(c.provider, False),
+                               names.get(c.provider, c.provider)) for c in config.checkers)
+    return View(
+        server=sup.server,
+        mode=sup.mode().value,
+        off_for_launch=sup.off_for_launch,
+        status_line=sup.status_line(),
+        consent=sup.snapshot.consent,
+        consent_asked=bool(sup.snapshot.extra.get("consent_asked")),
+        terminals=tuple(_terminal(sup, w) for w in sorted(sup.watched.values(),
+                                                          key=lambda w: w.key)),
+        decisions=cache.decisions,
+        activity=cache.rows,
+        settings=SettingsView(config.autopilot, config.ask_to_continue, config.diagnosis,
+                              config.diagnosis_mode, chosen),
+        candidates=tuple(CheckerView(n, None, installed.get(n, False), names.get(n, n))
+                         for n in CANDIDATES),
+        models=KNOWN_MODELS,
+        problems=sup.problems,
+        at=sup.clock(),
+    )
+
+
+def _terminal(sup: Supervisor, w: Watched) -> TerminalView:
+    pane = w.state.terminal
+    dead = w.agent_pid is None and bool(w.timeline) and w.timeline[-1][1] == "exited"
+    state = "exited" if dead else (w.screen.state.value if w.screen else "unknown")
+    seat = sup.seats.seat_of(w.key)
+    return TerminalView(
+        key=w.key, target=pane, provider=w.provider.name, agent=w.provider.display_name,
+        project=w.cwd, state=state, session_id=w.state.session_id,
+        last_activity=w.last_output_wall or None, timeline=tuple(w.timeline),
+        task=w.state.task, seat=seat.name if seat else None, note=_note(w, sup.clock()))
+
+
+def _note(w: Watched, now: float) -> str:
+    inc = w.state.incident
+    if inc is None:
+        return ""
+    if inc.phase is Phase.WAITING and inc.next_at is not None:
+        wait = _duration(max(0.0, inc.next_at - now))
+        if inc.hold == "rate_limit":
+            return f"Usage limit: Autopilot resumes in {wait}"
+        return f"Autopilot acts in {wait} (attempt {inc.attempts + 1} of 3)"
+    if inc.phase is Phase.CONFIRMING:
+        return "Autopilot is resuming the session"
+    if inc.phase is Phase.ASKING:
+        return "Autopilot will ask it to continue"
+    if inc.phase is Phase.HOLD:
+        return "Waiting on you: " + HOLDS.get(inc.hold or "", "see the screen")
+    if inc.phase is Phase.STOPPED:
+        return "Autopilot stopped retrying; waiting on you"
+    return ""
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def _refresh_ledger(sup: Supervisor, cache: ViewCache) -> None:
+    try:
+        size = os.stat(sup.ledger.path).st_size
+    except OSError:
+        size = 0
+    if size == cache.ledger_size:
+        return
+    cache.ledger_size = size
+    rows = sup.ledger.tail(max(ACTIVITY, 200))
+    cache.rows = tuple(DecisionView.of(d) for d in rows[:ACTIVITY])
+    cache.decisions = recent_decisions(rows)
+
+
+def _installed(sup: Supervisor, cache: ViewCache) -> dict[str, bool]:
+    mono = time.monotonic()
+    if mono - cache.installed_at < INSTALLED_EVERY:
+        return cache.installed
+    cache.installed_at = mono
+    out = {}
+    for name in CANDIDATES:
+        provider = sup.app.registry.get(name)
+        checker = provider.checker if provider is not None else None
+        out[name] = checker is not None and all(
+            shutil.which(exe) for exe in executables(checker.argv.argv))
+    cache.installed = out
+    return out
