@@ -10,7 +10,11 @@ from pathlib import Path
 import pytest
 from PySide6.QtWidgets import QApplication, QSystemTrayIcon
 
-from desktop.app import Tray, worst
+from desktop.host import SupervisorHost
+from desktop.tray import Tray, worst
+from supervisor.context import load_context
+from supervisor.notify import Gate
+from supervisor.view import TerminalView, View
 from tests.support.tmux_server import TmuxServer
 from tests.support.waiting import wait_until
 
@@ -34,7 +38,7 @@ def _icon_window() -> tuple[str, int, int] | None:
     return None
 
 
-def test_tray_icon_appears_menu_opens_and_quit_exits(tmp_path: Path) -> None:
+def test_tray_icon_appears_menu_opens_and_quit_exits(tmp_path: Path, pitcrew_home: Path) -> None:
     env = {**os.environ, "PITCREW_TMUX_SOCKET": "pitcrew-test-none"}
     proc = subprocess.Popen([sys.executable, "-m", "supervisor", "tray"], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -57,25 +61,40 @@ def test_tray_icon_appears_menu_opens_and_quit_exits(tmp_path: Path) -> None:
 def test_menu_lists_each_agent_terminal_with_its_state(
     qtbot, tmux: TmuxServer, fake_provider_installed: Path
 ) -> None:
+    """The tray renders the hosted supervisor's views: a fake agent in a real pane."""
     pane = tmux.start("fakeagent")
     tmux.wait_for_text(pane, "fake>")
     app = QApplication.instance()
     assert QSystemTrayIcon.isSystemTrayAvailable()
-    tray = Tray(app, tmux.name)
+    host = SupervisorHost(load_context(tmux.name), lambda: Gate([]))
+    tray = Tray(app)
+    host.view_changed.connect(tray.show_view)
+    assert host.start()
     try:
-        qtbot.waitUntil(lambda: len(tray.terminals) == 1, timeout=15000)
+        qtbot.waitUntil(lambda: len(tray.view.terminals) == 1
+                        and tray.view.terminals[0].state == "idle", timeout=15000)
         tray.rebuild_menu()
         texts = [a.text() for a in tray.menu.actions() if a.text()]
         assert any(t.startswith("Fake Agent · idle · ") for t in texts), texts
-        assert texts[-1] == "Quit Pitcrew"
-        assert tray.tray.toolTip() == "Pitcrew — 1 agent · all working"
+        assert "Autopilot Off" in texts and texts[-1] == "Quit Pitcrew"
+        assert tray.icon.toolTip() == "Pitcrew — 1 agent · all working · Autopilot off"
         tmux.type(pane, "login")
-        qtbot.waitUntil(lambda: tray.terminals and tray.terminals[0].state == "login_required",
+        qtbot.waitUntil(lambda: tray.view.terminals[0].state == "login_required",
                         timeout=15000)
-        assert worst(tray.terminals) == "attention"
-        assert "waiting on you" in tray.tray.toolTip()
+        assert worst(tray.view) == "attention"
+        assert "waiting on you" in tray.icon.toolTip()
     finally:
-        tray.scanner.stop()
-        tray.worker.quit()
-        tray.worker.wait(5000)
-        tray.tray.hide()
+        host.stop()
+        tray.icon.hide()
+
+
+def test_the_worst_state_wins_and_pause_shows() -> None:
+    def term(state: str) -> TerminalView:
+        return TerminalView("s:%1", "w:1.0", "claude", "Claude Code", "/p", state, None, None,
+                            ())
+
+    assert worst(View(terminals=(term("busy"), term("idle")))) == "ok"
+    assert worst(View(terminals=(term("busy"), term("question")))) == "attention"
+    assert worst(View(terminals=(term("question"), term("crashed")))) == "stuck"
+    assert worst(View(mode="paused", terminals=(term("busy"),))) == "paused"
+    assert worst(View(mode="paused", terminals=(term("picker"),))) == "attention"

@@ -1,0 +1,200 @@
+"""The agents overview: one row per terminal, updated in place from each View."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QFrame,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop.dashboard.style import (
+    AMBER,
+    RED,
+    STATE_TEXT,
+    ElidedLabel,
+    Pill,
+    ago,
+    card,
+    label,
+    short_id,
+    short_path,
+    state_color,
+)
+from desktop.dashboard.timeline import Timeline
+from supervisor.view import TerminalView, View
+
+# Column widths shared by the header and every row, so they line up.
+COLS = (170, 0, 130, 96, 90, 180)   # agent, project (stretches), state, session, last, timeline
+EMPTY = ("No agent terminals yet.<br><br><span style='font-size: 12px'>Start an agent CLI in "
+         "tmux (for example <code>tmux new -s work</code>, then <code>claude</code>) and it "
+         "shows up here within a few seconds.</span>")
+
+
+def _set(lab: QLabel, text: str, tip: str | None = None) -> None:
+    if lab.text() != text:
+        lab.setText(text)
+    if tip is not None and lab.toolTip() != tip:
+        lab.setToolTip(tip)
+
+
+def _columns(widgets: list[QWidget], box: QGridLayout, row: int) -> None:
+    for col, (w, width) in enumerate(zip(widgets, COLS, strict=True)):
+        if width:
+            w.setFixedWidth(width)
+        box.addWidget(w, row, col, Qt.AlignmentFlag.AlignVCenter)
+    box.setColumnStretch(1, 1)
+
+
+class AgentRow(QFrame):
+    """One terminal. `update_from` touches only what changed."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("row")
+        self.setProperty("selected", False)
+        grid = QGridLayout(self)
+        grid.setContentsMargins(10, 8, 10, 8)
+        grid.setHorizontalSpacing(12)
+        grid.setVerticalSpacing(2)
+        who = QWidget()
+        wbox = QVBoxLayout(who)
+        wbox.setContentsMargins(0, 0, 0, 0)
+        wbox.setSpacing(0)
+        self.agent = ElidedLabel()
+        self.agent.setStyleSheet("font-weight: 600;")
+        self.provider = ElidedLabel("", "small")
+        wbox.addWidget(self.agent)
+        wbox.addWidget(self.provider)
+        where = QWidget()
+        pbox = QVBoxLayout(where)
+        pbox.setContentsMargins(0, 0, 0, 0)
+        pbox.setSpacing(0)
+        self.project = ElidedLabel()
+        self.target = ElidedLabel("", "small")
+        pbox.addWidget(self.project)
+        pbox.addWidget(self.target)
+        pill_box = QWidget()
+        hb = QHBoxLayout(pill_box)
+        hb.setContentsMargins(0, 0, 0, 0)
+        self.state = Pill()
+        hb.addWidget(self.state)
+        hb.addStretch(1)
+        self.session = label("", "muted")
+        self.last = label("", "muted")
+        self.timeline = Timeline()
+        _columns([who, where, pill_box, self.session, self.last, self.timeline], grid, 0)
+        self.note = label("", "warn", wrap=True)
+        grid.addWidget(self.note, 1, 1, 1, 5)
+        self.note.hide()
+        self.key = ""
+
+    def update_from(self, t: TerminalView, now: float) -> None:
+        self.key = t.key
+        self.agent.set_full(t.agent or t.provider)
+        self.provider.set_full(t.provider)
+        self.project.set_full(short_path(t.project))
+        self.project.setToolTip(t.project)
+        self.target.set_full(t.target + (f" · seat {t.seat}" if t.seat else ""))
+        self.target.setToolTip(f"{t.key}\n{t.task}" if t.task else t.key)
+        self.state.set(STATE_TEXT.get(t.state, t.state), state_color(t.state))
+        _set(self.session, short_id(t.session_id), t.session_id or "No session id yet")
+        _set(self.last, ago(t.last_activity, now))
+        self.timeline.set_timeline(t.timeline, now)
+        _set(self.note, t.note)
+        self.note.setVisible(bool(t.note))
+
+    def set_selected(self, on: bool) -> None:
+        if self.property("selected") != on:
+            self.setProperty("selected", on)
+            self.style().unpolish(self)
+            self.style().polish(self)
+
+
+class AgentsPage(QWidget):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(24, 20, 24, 20)
+        outer.setSpacing(12)
+        outer.addWidget(label("Agents", "title"))
+        self.summary = label("", "muted")
+        outer.addWidget(self.summary)
+        self.problems = label("", "warn", wrap=True)
+        self.problems.hide()
+        outer.addWidget(self.problems)
+        frame, box = card()
+        box.setContentsMargins(8, 8, 8, 8)
+        box.setSpacing(0)
+        head = QWidget()
+        hgrid = QGridLayout(head)
+        hgrid.setContentsMargins(10, 2, 10, 6)
+        hgrid.setHorizontalSpacing(12)
+        names = ["AGENT", "PROJECT", "STATE", "SESSION", "LAST ACTIVITY", "LAST 6 HOURS"]
+        _columns([label(n, "colhead") for n in names], hgrid, 0)
+        box.addWidget(head)
+        self.header = head
+        self.area = QScrollArea()
+        self.area.setWidgetResizable(True)
+        self.area.setFrameShape(QFrame.Shape.NoFrame)
+        self.area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        inner = QWidget()
+        inner.setObjectName("page")
+        self.rows_box = QVBoxLayout(inner)
+        self.rows_box.setContentsMargins(0, 0, 0, 0)
+        self.rows_box.setSpacing(0)
+        self.rows_box.addStretch(1)
+        self.area.setWidget(inner)
+        box.addWidget(self.area, 1)
+        self.empty = label(EMPTY, "muted", wrap=True)
+        self.empty.setTextFormat(Qt.TextFormat.RichText)
+        self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty.setMaximumWidth(460)
+        self.empty.setStyleSheet("font-size: 15px;")
+        box.addWidget(self.empty, 1, Qt.AlignmentFlag.AlignCenter)
+        outer.addWidget(frame, 1)
+        self.rows: dict[str, AgentRow] = {}
+        self._order: tuple[str, ...] = ()
+        self.selected: str | None = None
+
+    def show_view(self, view: View) -> None:
+        now = view.at
+        keys = tuple(t.key for t in view.terminals)
+        for gone in set(self.rows) - set(keys):
+            row = self.rows.pop(gone)
+            self.rows_box.removeWidget(row)
+            row.deleteLater()
+        for t in view.terminals:
+            if t.key not in self.rows:
+                self.rows[t.key] = AgentRow()
+            self.rows[t.key].update_from(t, now)
+        if keys != self._order:
+            for i, k in enumerate(keys):
+                self.rows_box.insertWidget(i, self.rows[k])
+                self.rows[k].show()
+            self._order = keys
+            self.select(self.selected)
+        empty = not keys
+        self.empty.setVisible(empty)
+        self.area.setVisible(not empty)
+        self.header.setVisible(not empty)
+        working = sum(1 for t in view.terminals if t.state == "busy")
+        need = sum(1 for t in view.terminals if state_color(t.state) in (AMBER, RED))
+        summary = (f"{len(keys)} terminal{'s' if len(keys) != 1 else ''} · {working} working"
+                   + (f" · {need} need attention" if need else "")) if keys else ""
+        _set(self.summary, summary)
+        self.summary.setVisible(bool(keys))
+        _set(self.problems, "\n".join(f"⚠ {p}" for p in view.problems))
+        self.problems.setVisible(bool(view.problems))
+
+    def select(self, key: str | None) -> None:
+        self.selected = key
+        for k, row in self.rows.items():
+            row.set_selected(k == key)
+        if key in self.rows:
+            self.area.ensureWidgetVisible(self.rows[key])

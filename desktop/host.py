@@ -1,0 +1,150 @@
+"""Hosting the supervisor inside the tray app: its own thread, views out, commands in.
+
+The supervisor (the same class `pitcrew watch` runs) lives on a worker thread and publishes
+immutable `View`s; they reach the UI thread through a queued Qt signal. The UI sends the
+plain command records of `supervisor.view` back with `command()`, which only puts them on
+the supervisor's queue: the UI thread never waits on tmux, psutil, files or a checker.
+
+Wake-ups (backoff retries, delivery retries, limit-reset resumes) are APScheduler jobs on a
+Qt scheduler driven by the UI thread's event loop; the jobs only post events to the
+supervisor's queue, and they are rebuilt from state.json on start.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from apscheduler.schedulers.qt import QtScheduler
+from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal, Slot
+
+from supervisor import spool
+from supervisor.context import Context
+from supervisor.lock import SupervisorLock
+from supervisor.notify import Gate
+from supervisor.view import View
+
+log = logging.getLogger("pitcrew")
+
+
+class _Poke(QObject):
+    poke = Signal()
+    halt = Signal()
+
+
+class GuiScheduler(QtScheduler):  # type: ignore[misc]  # apscheduler ships no types
+    """A QtScheduler that may be woken from any thread.
+
+    APScheduler's own QtScheduler starts a `QTimer.singleShot` in `wakeup()`, which only works
+    on the thread running the Qt loop (the supervisor adds jobs from its own thread), and it
+    cannot stop a pending single shot under PySide6. One QTimer owned by the UI thread, poked
+    through a queued signal, does both right.
+    """
+
+    def __init__(self, **options: Any) -> None:
+        self._poker = _Poke()
+        self._qtimer = QTimer(self._poker)
+        self._qtimer.setSingleShot(True)
+        self._qtimer.timeout.connect(self._process_jobs)
+        self._poker.poke.connect(self._wake_on_gui, Qt.ConnectionType.QueuedConnection)
+        self._poker.halt.connect(self._qtimer.stop, Qt.ConnectionType.QueuedConnection)
+        super().__init__(**options)
+
+    def _start_timer(self, wait_seconds: float | None) -> None:
+        self._qtimer.stop()
+        if wait_seconds is not None:
+            self._qtimer.start(min(int(wait_seconds * 1000), 2_147_483_647))
+
+    def _stop_timer(self) -> None:
+        if QThread.currentThread() is self._qtimer.thread():
+            self._qtimer.stop()
+        else:
+            self._poker.halt.emit()   # shutdown() from the supervisor's thread
+
+    def wakeup(self) -> None:
+        self._poker.poke.emit()
+
+    @Slot()
+    def _wake_on_gui(self) -> None:
+        self._start_timer(0)
+
+
+class SupervisorHost(QObject):
+    """Runs one Supervisor on a worker thread for the UI."""
+
+    view_changed = Signal(object)     # View, delivered on the UI thread
+    problem = Signal(str)
+
+    def __init__(self, ctx: Context, gate_factory: Callable[[], Gate],
+                 environ: Mapping[str, str] | None = None) -> None:
+        super().__init__()
+        self.ctx = ctx
+        self.gate_factory = gate_factory
+        self.environ = environ
+        self.latest = View()
+        self.scheduler = GuiScheduler()
+        self.lock = SupervisorLock(ctx.paths.data_dir / "supervisor.lock")
+        self.holder: str | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._sup: Any = None
+        self._ready = threading.Event()
+        self.view_changed.connect(self._remember)
+
+    def start(self) -> bool:
+        """False when another Pitcrew supervisor holds the lock (then this one only relays
+        commands to it through the command spool)."""
+        holder = self.lock.acquire("pitcrew tray")
+        if holder is not None:
+            self.holder = holder.describe()
+            self.problem.emit(f"another Pitcrew supervisor is running ({self.holder}); "
+                              "this app relays your changes to it")
+            return False
+        self._thread = threading.Thread(target=self._run, name="supervisor", daemon=True)
+        self._thread.start()
+        return True
+
+    def _run(self) -> None:
+        from supervisor.runtime import Supervisor
+
+        try:
+            self._sup = Supervisor(self.ctx, self.gate_factory(), environ=self.environ,
+                                   scheduler=self.scheduler, publish=self.view_changed.emit)
+            self._ready.set()
+            self._sup.run(self._stop)
+        except Exception as exc:  # shown to the user, never a silent dead thread
+            log.exception("the supervisor stopped")
+            self.problem.emit(f"the supervisor stopped: {exc}")
+        finally:
+            self._ready.set()
+
+    @Slot(object)
+    def _remember(self, view: View) -> None:
+        self.latest = view
+
+    def command(self, record: Mapping[str, Any]) -> None:
+        """Hand a `supervisor.view` command to the supervisor; never blocks."""
+        sup = self._sup
+        if sup is not None:
+            sup.command(record)
+            return
+        # no supervisor of ours (another one holds the lock): it reads the command spool;
+        # appending one line is the one small write the UI thread does
+        spool.append(self.ctx.paths.data_dir / "commands.jsonl",
+                     {**record, "at": time.time()})
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        if self._sup is not None:
+            from supervisor.runtime import Stop
+
+            self._sup.post(Stop())
+        if self._thread is not None:
+            self._thread.join(timeout)
+        if self.scheduler.running:
+            self.scheduler.shutdown(wait=False)
+        if self.holder is None:
+            self.lock.release()

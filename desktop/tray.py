@@ -1,0 +1,148 @@
+"""The tray icon and its menu, drawn from the latest `View`.
+
+The icon shows the worst state at a glance (stuck > waiting on you > Autopilot paused >
+all working), in a light or dark variant to match the panel; the tooltip says it in words.
+The menu is rebuilt from the latest view each time it opens.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+from PySide6.QtCore import QObject, Signal, Slot
+from PySide6.QtGui import QAction, QActionGroup, QIcon, QPalette
+from PySide6.QtWidgets import QApplication, QMenu, QSystemTrayIcon
+
+import resources
+from supervisor import __version__
+from supervisor.view import TerminalView, View
+
+ATTENTION = frozenset({"rate_limit", "login_required", "upgrade_prompt", "question", "picker",
+                       "continue_prompt", "draft"})
+STUCK = frozenset({"connection_lost", "crashed", "exited"})
+SUMMARY = {"ok": "all working", "attention": "waiting on you", "stuck": "an agent is stuck",
+           "paused": "Autopilot paused", "idle": "no agents"}
+
+
+def worst(view: View) -> str:
+    """The tray's one-glance status."""
+    states = {t.state for t in view.terminals}
+    if states & STUCK:
+        return "stuck"
+    if states & ATTENTION or any(t.note.startswith("Waiting on you") for t in view.terminals):
+        return "attention"
+    if view.mode == "paused":
+        return "paused"
+    return "ok"
+
+
+def tooltip(view: View) -> str:
+    count = len(view.terminals)
+    status = worst(view)
+    parts = [f"Pitcrew — {count} agent{'s' if count != 1 else ''}"]
+    if count:
+        parts.append(SUMMARY[status])
+    autopilot = ("Autopilot off for this launch" if view.off_for_launch else
+                 {"on": "Autopilot on", "paused": "Autopilot paused", "off": "Autopilot off"}
+                 [view.mode])
+    if status != "paused":
+        parts.append(autopilot)
+    return " · ".join(parts)
+
+
+def icon_for(status: str, dark_panel: bool) -> QIcon:
+    variant = "dark" if dark_panel else "light"
+    name = "ok" if status == "idle" else status
+    return QIcon(str(resources.icons_dir() / f"tray-{name}-{variant}.png"))
+
+
+def terminal_label(t: TerminalView) -> str:
+    home = os.path.expanduser("~")
+    project = t.project.replace(home, "~", 1) if t.project.startswith(home) else t.project
+    state = t.state.replace("_", " ")
+    return f"{t.agent} · {state} · {project or t.target}"
+
+
+class Tray(QObject):
+    """Emits what the user asked for; the app decides how (consent first, and so on)."""
+
+    open_dashboard = Signal(str, str)       # page, terminal key ("" for none)
+    autopilot_requested = Signal(str)       # "on" | "pause" | "off"
+    palette_requested = Signal()
+    autostart_toggled = Signal(bool)
+    quit_requested = Signal()
+
+    def __init__(self, app: QApplication, autostart: Callable[[], bool] | None = None) -> None:
+        super().__init__()
+        self.app = app
+        self.view = View()
+        self.autostart = autostart
+        self.icon = QSystemTrayIcon(self)
+        self.menu = QMenu()
+        self.menu.aboutToShow.connect(self.rebuild_menu)
+        self.icon.setContextMenu(self.menu)
+        self.icon.activated.connect(self._activated)
+        self.render()
+        self.rebuild_menu()
+
+    @Slot(object)
+    def show_view(self, view: View) -> None:
+        self.view = view
+        self.render()
+
+    def render(self) -> None:
+        dark = self.app.palette().color(QPalette.ColorRole.Window).lightness() < 128
+        self.icon.setIcon(icon_for(worst(self.view), dark))
+        self.icon.setToolTip(tooltip(self.view))
+
+    @Slot()
+    def rebuild_menu(self) -> None:
+        menu, view = self.menu, self.view
+        menu.clear()
+        header = menu.addAction(f"Pitcrew {__version__} — {tooltip(view).split(' — ', 1)[1]}")
+        header.setEnabled(False)
+        menu.addSeparator()
+        if not view.terminals:
+            menu.addAction("No agent terminals found").setEnabled(False)
+        for t in view.terminals:
+            action = menu.addAction(terminal_label(t))
+            action.setToolTip(t.note or t.target)
+            action.triggered.connect(lambda _=False, key=t.key:
+                                     self.open_dashboard.emit("agents", key))
+        menu.addSeparator()
+        self._autopilot_items(menu, view)
+        menu.addSeparator()
+        menu.addAction("Open Orchestration Dashboard").triggered.connect(
+            lambda: self.open_dashboard.emit("agents", ""))
+        menu.addAction("Command palette…\tCtrl+K").triggered.connect(self.palette_requested.emit)
+        if self.autostart is not None:
+            start = menu.addAction("Start at login")
+            start.setCheckable(True)
+            start.setChecked(self.autostart())
+            start.toggled.connect(self.autostart_toggled.emit)
+        menu.addSeparator()
+        quit_action = QAction("Quit Pitcrew", menu)
+        quit_action.triggered.connect(self.quit_requested.emit)
+        menu.addAction(quit_action)
+
+    def _autopilot_items(self, menu: QMenu, view: View) -> None:
+        if view.off_for_launch:
+            menu.addAction("Autopilot: Off for this launch").setEnabled(False)
+            return
+        group = QActionGroup(menu)
+        group.setExclusive(True)
+        for mode, label in (("on", "Autopilot On"), ("paused", "Autopilot Pause"),
+                            ("off", "Autopilot Off")):
+            action = menu.addAction(label)
+            action.setCheckable(True)
+            action.setChecked(view.mode == mode)
+            group.addAction(action)
+            request = {"on": "on", "paused": "pause", "off": "off"}[mode]
+            action.triggered.connect(lambda _=False, r=request: self.autopilot_requested.emit(r))
+
+    @Slot(QSystemTrayIcon.ActivationReason)
+    def _activated(self, reason: QSystemTrayIcon.ActivationReason) -> None:
+        if reason in (QSystemTrayIcon.ActivationReason.Trigger,
+                      QSystemTrayIcon.ActivationReason.DoubleClick):
+            self.open_dashboard.emit("agents", "")
