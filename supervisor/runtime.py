@@ -379,7 +379,8 @@ class Supervisor:
             state = saved if saved is not None and saved.agent == provider.display_name else (
                 TerminalState(terminal=f"{pane.session_name}:{pane.pane_id}",
                               agent=provider.display_name, project=proc.cwd or pane.current_path))
-            w = Watched(key, pane.pane_id, provider, state, proc.cwd or pane.current_path)
+            w = Watched(key, pane.pane_id, provider, state, proc.cwd or pane.current_path,
+                        last_output=time.monotonic())  # quiet counts from when we started
             self.watched[key] = w
             log.info("%s: watching %s in %s", key, provider.display_name, w.cwd)
         if proc.pid not in w.pid_generation:

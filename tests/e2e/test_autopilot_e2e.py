@@ -11,6 +11,7 @@ import datetime as dt
 import json
 import os
 import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -260,3 +261,21 @@ def test_a_second_supervisor_says_who_holds_the_lock(tmux: TmuxServer, home: Pat
                           "(pitcrew watch, since ")
     finally:
         w.stop()
+
+
+def test_a_task_already_running_when_pitcrew_starts_is_not_quiet_at_once(
+    tmux: TmuxServer, home: Path, tmp_path: Path
+) -> None:
+    """Quiet time counts from when Pitcrew started watching, not from the epoch of its
+    clock: an agent busy before the watcher started was once 'quiet' on the first look."""
+    pane = start_agent(tmux, tmp_path)
+    tmux.type(pane, "work 30")
+    tmux.wait_for_text(pane, "esc to interrupt")
+    w = watch(tmux)          # quiet_after 10 s, scaled to 1 s: the spinner prints every 0.1 s
+    try:
+        w.wait_for(f"{pane}: busy")
+        time.sleep(2)        # two quiet thresholds with output all along
+    finally:
+        w.stop()
+    assert not w.saw("diagnosed")
+    assert badges(home) == []
