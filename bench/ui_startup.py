@@ -35,7 +35,7 @@ BARE_TRAY = """
 import sys
 from PySide6.QtGui import QIcon, QPixmap, QColor
 from PySide6.QtWidgets import QApplication, QSystemTrayIcon
-app = QApplication(sys.argv[:1]); app.setDesktopFileName("pitcrew")
+app = QApplication(["pitcrew"]); app.setApplicationName("Pitcrew")
 pix = QPixmap(22, 22); pix.fill(QColor("green"))
 icon = QSystemTrayIcon(QIcon(pix)); icon.show()
 app.exec()

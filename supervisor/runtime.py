@@ -280,7 +280,10 @@ class Supervisor:
                 w = self.watched.get(f"{self.server}:{pane_id}")
                 if w is not None:
                     w.last_output, w.dirty, w.quiet_reported = at, True, False
-                    w.last_output_wall = self.clock()
+                    wall = self.clock()
+                    if wall - w.last_output_wall > REPUBLISH_EVERY:
+                        self.changed()    # it woke up: show it now, not at the next republish
+                    w.last_output_wall = wall
             case Topology() | Rescan(pane_id=None):
                 self.rescan()
             case Rescan(pane_id=str(pane_id)):
