@@ -187,7 +187,12 @@ class Shell(QObject):
 
 
 def launch_command() -> list[str]:
-    """How login should start Pitcrew: the installed `pitcrew` next to this Python."""
+    """How login should start Pitcrew: the bundle's own program, or the installed `pitcrew`
+    next to this Python."""
+    if getattr(sys, "frozen", False):
+        if sys.platform == "win32":   # the windowed one: no console at login
+            return [os.path.join(os.path.dirname(sys.executable), "pitcrew-tray.exe")]
+        return [sys.executable]
     here = os.path.join(os.path.dirname(sys.executable), "pitcrew")
     found = here if os.access(here, os.X_OK) else shutil.which("pitcrew")
     return [found] if found else [sys.executable, "-m", "supervisor"]

@@ -35,4 +35,6 @@ def setup_logging(verbose: bool = False, stderr: bool = False) -> None:
         console.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))
         console.setLevel(logging.DEBUG if verbose else logging.INFO)
         root.addHandler(console)
+    # APScheduler logs every start, stop and job run at INFO: noise in a user's terminal
+    logging.getLogger("apscheduler").setLevel(logging.DEBUG if verbose else logging.WARNING)
     root._pitcrew_configured = True  # type: ignore[attr-defined]
