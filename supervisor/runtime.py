@@ -27,7 +27,6 @@ from apscheduler.schedulers.base import BaseScheduler
 
 from supervisor import state_store
 from supervisor.adapters import processes, sessions
-from supervisor.adapters.tmux import PaneInfo
 from supervisor.context import Context as AppContext
 from supervisor.context import local_zone
 from supervisor.core.autopilot import decide, restore
@@ -36,11 +35,9 @@ from supervisor.core.records import (
     Action,
     Observation,
     ProcessExited,
-    ProcessStarted,
     PromptSubmitted,
     ScreenSeen,
     TaskFinished,
-    TerminalState,
     Tick,
     WentQuiet,
 )
@@ -48,6 +45,7 @@ from supervisor.core.screen import Classification, ScreenState
 from supervisor.core.settings import Context, Mode
 from supervisor.deliveries import Deliveries
 from supervisor.diagnoses import Diagnoses, DiagnosisDone
+from supervisor.discovery import Discovery
 from supervisor.executor import Executor
 from supervisor.inbox import Inbox
 from supervisor.ledger import Ledger
@@ -144,8 +142,7 @@ class Supervisor:
         self.hooks = Spool(app.paths.data_dir / "hook-events.jsonl")
         self.inbox = Inbox(self)
         self.last_text = ""
-        self._seen: dict[str, tuple[int, str, bool]] = {}
-        self._last_rescan = 0.0
+        self.discovery = Discovery(self)
         self._last_delivery_sweep = -1e9
 
     # -- plumbing -------------------------------------------------------------------------
@@ -310,7 +307,7 @@ class Supervisor:
 
     def housekeeping(self) -> None:
         mono = time.monotonic()
-        if mono - self._last_rescan > RESCAN_EVERY:
+        if mono - self.discovery.last_rescan > RESCAN_EVERY:
             self.rescan()
         self.inbox.reload_settings()
         for record in self.commands.new_records():
@@ -333,80 +330,11 @@ class Supervisor:
                 w.quiet_reported = True
                 self.went_quiet(w, quiet_for)
 
-    # -- discovery ------------------------------------------------------------------------
-
     def rescan(self) -> None:
-        self._last_rescan = time.monotonic()
-        panes = self.tmux.list_panes()
-        sessions_now = {p.session_name for p in panes}
-        for session in sessions_now - self.controls.keys():
-            client = ControlClient(self.tmux, session, self.post)
-            if client.start_client():
-                self.controls[session] = client
-        for session in self.controls.keys() - sessions_now:
-            self.controls.pop(session).stop()
-        seen = set()
-        for pane in panes:
-            seen.add(f"{self.server}:{pane.pane_id}")
-            self.inspect(pane)
-        for key in list(self.watched):
-            if key not in seen:
-                log.info("%s: pane closed", key)
-                self.watched.pop(key)
+        self.discovery.rescan()
 
     def rescan_pane(self, pane_id: str) -> None:
-        pane = self.tmux.pane(pane_id)
-        if pane is not None:
-            self._seen.pop(f"{self.server}:{pane_id}", None)   # asked to look: look afresh
-            self.inspect(pane)
-
-    def inspect(self, pane: PaneInfo) -> None:
-        key = f"{self.server}:{pane.pane_id}"
-        w = self.watched.get(key)
-        signature = (pane.pid, pane.current_command, pane.dead)
-        known = w is None or (w.agent_pid is not None and w.agent_pid in self.exits.watched())
-        if self._seen.get(key) == signature and known:
-            return   # nothing changed in this pane since the last look: skip the process walk
-        self._seen[key] = signature
-        if pane.dead:
-            if w is None:
-                self.adopt_dead(key, pane)
-            return  # exits are reported by the exit watcher; a dead pane is read then
-        found = processes.find_agent(processes.process_tree(pane.pid),
-                                     self.app.active_providers)
-        if found is None:
-            return
-        provider, proc = found
-        if w is None or w.provider.name != provider.name:
-            saved = self.snapshot.terminals.get(key)
-            state = saved if saved is not None and saved.agent == provider.display_name else (
-                TerminalState(terminal=f"{pane.session_name}:{pane.pane_id}",
-                              agent=provider.display_name, project=proc.cwd or pane.current_path))
-            w = Watched(key, pane.pane_id, provider, state, proc.cwd or pane.current_path,
-                        last_output=time.monotonic())  # quiet counts from when we started
-            self.watched[key] = w
-            log.info("%s: watching %s in %s", key, provider.display_name, w.cwd)
-        if proc.pid not in w.pid_generation:
-            w.pid_generation[proc.pid] = w.state.generation
-            w.agent_pid, w.agent_started = proc.pid, proc.create_time
-            w.dirty = True
-            self.exits.watch(proc.pid, key, proc.create_time)
-            self.feed(w, ProcessStarted(w.state.generation, proc.pid))
-
-    def adopt_dead(self, key: str, pane: PaneInfo) -> None:
-        """After a restart of Pitcrew: a dead pane with an open incident is still ours."""
-        saved = self.snapshot.terminals.get(key)
-        if saved is None or saved.incident is None:
-            return
-        provider = processes.provider_for_command(pane.start_command, self.app.active_providers)
-        if provider is None:
-            provider = next((p for p in self.app.active_providers
-                             if p.display_name == saved.agent), None)
-        if provider is None:
-            return
-        self.watched[key] = Watched(key, pane.pane_id, provider, saved,
-                                    saved.project or pane.start_path)
-        log.info("%s: picking up the open incident for %s", key, provider.display_name)
+        self.discovery.rescan_pane(pane_id)
 
     # -- observations ---------------------------------------------------------------------
 
