@@ -24,20 +24,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import resources
-from supervisor import checkers
+from supervisor import checker_text, checkers
+from supervisor.checker_text import BEGIN_SCREEN, END_SCREEN, build_prompt, parse_answer
 from supervisor.checkers import (
-    BEGIN_SCREEN,
     CANDIDATES,
-    END_SCREEN,
     MAX_CHECKERS,
     Attempt,
     CheckerChoice,
     Diagnosis,
     Outcome,
-    build_prompt,
     chain,
     diagnose,
-    parse_answer,
     run_checker,
 )
 from supervisor.core.screen import Classification, ScreenState
@@ -464,7 +461,7 @@ def test_a_hostile_screen_reaches_the_checker_defused(fakes: Fakes, name: str) -
     assert len(re.findall(r"(?i)begin\W*screen", received)) == 1
     assert len(re.findall(r"(?i)end\W*screen", received)) == 1
     assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f\u200b\u202e]", received)
-    assert max(len(line) for line in lines) <= checkers.LINE_CHARS
+    assert max(len(line) for line in lines) <= checker_text.LINE_CHARS
     assert "You've hit your session limit" in received and "[redacted]" in received
     # The injected answer fits the schema, so it is accepted, as a state and nothing more.
     assert outcomes(diagnosis) == [(name, "answered")]
@@ -488,12 +485,13 @@ def test_nothing_in_the_checker_module_can_type_into_a_pane() -> None:
     assert typing.get_type_hints(Diagnosis) == {
         "screen": Classification, "by": str, "seconds": float,
         "attempts": tuple[Attempt, ...], "consent": bool}
-    source = inspect.getsource(checkers)
-    imported = set(re.findall(r"^(?:from|import) ([\w.]+)", source, re.M))
-    assert not {m for m in imported if m.startswith("supervisor.")} - {
-        "supervisor.core.classifier", "supervisor.core.screen", "supervisor.providers.loader",
-        "supervisor.providers.model", "supervisor.redact"}
-    assert not re.search(r"TypeText|send_keys|send-keys|tmux", source)
+    for module in (checkers, checker_text):
+        source = inspect.getsource(module)
+        imported = set(re.findall(r"^(?:from|import) ([\w.]+)", source, re.M))
+        assert not {m for m in imported if m.startswith("supervisor.")} - {
+            "supervisor.core.classifier", "supervisor.core.screen", "supervisor.providers.loader",
+            "supervisor.providers.model", "supervisor.redact", "supervisor.checker_text"}
+        assert not re.search(r"TypeText|send_keys|send-keys|tmux", source)
 
 
 # -- the prompt and the answer (no subprocess) ------------------------------------------------
@@ -510,8 +508,8 @@ def test_the_prompt_lists_every_state_and_asks_for_one_json_line() -> None:
 def test_the_prompt_keeps_the_bottom_of_a_long_screen_within_bounds() -> None:
     screen = "\n".join(f"line {i} " + "x" * 150 for i in range(5_000)) + "\n> \n\n"
     body = screen_of(build_prompt(screen, "claude"))
-    assert len(body) <= checkers.SCREEN_CHARS
-    assert len(body.split("\n")) <= checkers.SCREEN_LINES
+    assert len(body) <= checker_text.SCREEN_CHARS
+    assert len(body.split("\n")) <= checker_text.SCREEN_LINES
     assert body.split("\n")[-1] == ">"
     assert "line 4999 " in body and "line 4000 " not in body
 
