@@ -44,7 +44,8 @@ def test_turning_autopilot_on_in_the_dashboard_writes_the_setting_and_the_superv
     seen = click_when_modal(qtbot, "consent_allow")       # the first time: consent
     click(qtbot, card.switch)
     qtbot.waitUntil(lambda: bool(seen), timeout=10000)
-    qtbot.waitUntil(lambda: shell.host.latest.mode == "on", timeout=10000)
+    qtbot.waitUntil(lambda: shell.host.latest.mode == "on" and shell.host.latest.consent_asked,
+                    timeout=10000)
     assert config(pitcrew_home)["autopilot"]["enabled"] is True
     assert card.switch.isChecked()
     assert card.status.text().startswith("Watching. Acts only when a running task goes quiet")
