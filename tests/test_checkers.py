@@ -167,8 +167,9 @@ def expected_argv(name: str, model: str | None) -> list[str]:
         return [flag, model] if model else []
 
     return {
-        "claude": ["claude", "-p", "--permission-mode", "plan", "--tools", "", "--output-format",
-                   "text", "--no-session-persistence", "--strict-mcp-config", *m("--model")],
+        "claude": ["claude", "-p", "--safe-mode", "--permission-mode", "plan", "--tools", "",
+                   "--output-format", "text", "--no-session-persistence", "--strict-mcp-config",
+                   *m("--model")],
         "codex": ["codex", "exec", "--sandbox", "read-only", "--skip-git-repo-check",
                   "--ephemeral", "--color", "never", *m("-m"), "-"],
         "gemini": ["gemini", "--approval-mode", "plan", "--skip-trust", "--output-format", "text",
