@@ -6,6 +6,7 @@
 #   bash packaging/linux/build.sh          → build/pitcrew_<version>_<arch>.deb
 #                                            build/pitcrew-<version>-linux-<arch>.tar.gz
 set -euo pipefail
+exec 3>&1 1>&2          # progress goes to stderr; stdout carries only the .deb's path
 source "$(dirname "$0")/../../scripts/lib.sh"
 cd "$PITCREW_ROOT"
 started=$(date +%s.%N)
@@ -81,4 +82,4 @@ dpkg-deb --root-owner-group -Zxz --build "$STAGE" "$DEB" >/dev/null
 
 elapsed=$(python3 -c "import time; print(f'{time.time() - $started:.0f}')")
 say "bundle: $(du -sh "$BUNDLE" | cut -f1) unpacked; $(basename "$TARBALL"): $(du -h "$TARBALL" | cut -f1); $(basename "$DEB"): $(du -h "$DEB" | cut -f1); built in ${elapsed} s"
-echo "$DEB"
+echo "$DEB" >&3
