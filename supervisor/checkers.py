@@ -41,12 +41,12 @@ from supervisor.checker_text import Answer, build_prompt, one_line, parse_answer
 from supervisor.core.classifier import classify
 from supervisor.core.screen import Classification, ScreenState
 from supervisor.providers.loader import Registry
-from supervisor.providers.model import Provider, ScreenRules
+from supervisor.providers.model import CHECKER_CANDIDATES, Provider, ScreenRules
 from supervisor.redact import redact
 
 log = logging.getLogger(__name__)
 
-CANDIDATES = ("claude", "codex", "gemini", "opencode", "qwen", "kimi", "grok", "hermes")
+CANDIDATES = CHECKER_CANDIDATES   # the CLIs that may be checkers, in the default order
 MAX_CHECKERS = 4
 LOCAL = "local classifier"
 DETAIL_CHARS = 160
@@ -126,9 +126,7 @@ def chain(
 
     if not choices:
         for name in CANDIDATES:
-            provider = usable(name)
-            if provider is not None and provider.checker is not None and all(
-                    which(exe) for exe in executables(provider.checker.argv.argv)):
+            if usable(name) is not None and installed(registry, name, which):
                 return [CheckerChoice(name)]
         return []
     picked: list[CheckerChoice] = []
@@ -136,6 +134,15 @@ def chain(
         if usable(choice.provider) and all(c.provider != choice.provider for c in picked):
             picked.append(choice)
     return picked[:MAX_CHECKERS]
+
+
+def installed(registry: Registry, name: str,
+              which: Callable[[str], str | None] = shutil.which) -> bool:
+    """Whether `name` can check here: its provider has a [checker] table whose programs are
+    on PATH."""
+    provider = registry.get(name)
+    checker = provider.checker if provider is not None else None
+    return checker is not None and all(which(exe) for exe in executables(checker.argv.argv))
 
 
 def executables(argv: Sequence[str]) -> tuple[str, ...]:

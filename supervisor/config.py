@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from supervisor.providers.model import CHECKER_CANDIDATES
 from supervisor.seats import AgentChoice, Seat, parse_choice, parse_seats
 
 DEFAULT_CONFIG_TEXT = """\
@@ -171,7 +172,6 @@ def _mode(value: Any) -> str:
     return str(value)
 
 
-CHECKER_CANDIDATES = ("claude", "codex", "gemini", "opencode", "qwen", "kimi", "grok", "hermes")
 
 
 def _checkers(value: Any) -> tuple[AgentChoice, ...]:

@@ -7,11 +7,10 @@ checker CLIs are installed is looked up at most every INSTALLED_EVERY seconds.
 from __future__ import annotations
 
 import os
-import shutil
 import time
 from typing import TYPE_CHECKING
 
-from supervisor.checkers import CANDIDATES, executables
+from supervisor.checkers import CANDIDATES, installed
 from supervisor.core.records import Phase
 from supervisor.view import (
     CheckerView,
@@ -146,11 +145,5 @@ def _installed(sup: Supervisor, cache: ViewCache) -> dict[str, bool]:
     if mono - cache.installed_at < INSTALLED_EVERY:
         return cache.installed
     cache.installed_at = mono
-    out = {}
-    for name in CANDIDATES:
-        provider = sup.app.registry.get(name)
-        checker = provider.checker if provider is not None else None
-        out[name] = checker is not None and all(
-            shutil.which(exe) for exe in executables(checker.argv.argv))
-    cache.installed = out
-    return out
+    cache.installed = {name: installed(sup.app.registry, name) for name in CANDIDATES}
+    return cache.installed

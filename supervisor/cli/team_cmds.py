@@ -5,13 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import uuid
 
-from supervisor import config_edit, state_store
+from supervisor import checkers, config_edit, state_store
 from supervisor.cli.autopilot_cmds import _state_command
-from supervisor.config import CHECKER_CANDIDATES
-from supervisor.context import Context, load_context
+from supervisor.config import check_setting
+from supervisor.context import load_context
 from supervisor.errors import PitcrewError
 from supervisor.seats import parse_choice
 
@@ -50,21 +49,19 @@ def diagnosis(args: argparse.Namespace) -> int:
     elif args.action in ("ai", "timer"):
         config_edit.set_value(path, "diagnosis", "mode", args.action)
     elif args.action == "checkers":
-        choices = [parse_choice(c) for c in args.checkers]
-        bad = [c.provider for c in choices if c.provider not in CHECKER_CANDIDATES]
-        if bad:
-            raise PitcrewError(f"{bad[0]!r} cannot be a checker "
-                               f"(one of {', '.join(CHECKER_CANDIDATES)})")
-        if len(choices) > 4:
-            raise PitcrewError(f"at most 4 checkers, got {len(choices)}")
-        config_edit.set_value(path, "diagnosis", "checkers", [c.label() for c in choices])
+        labels = [parse_choice(c).label() for c in args.checkers]
+        try:
+            check_setting("diagnosis", "checkers", labels)   # config.toml's own rules
+        except ValueError as exc:
+            raise PitcrewError(str(exc)) from None
+        config_edit.set_value(path, "diagnosis", "checkers", labels)
     ctx = load_context(args.tmux_socket)
     cfg = ctx.config
     mode = ("With AI (recommended)" if cfg.diagnosis_mode == "ai"
             else "Manual timer — no AI")
     print(f"Diagnose & restore stuck agents: {'on' if cfg.diagnosis else 'off'}")
     print(f"How to restore: {mode}")
-    installed = [n for n in CHECKER_CANDIDATES if _checker_installed(ctx, n)]
+    installed = [n for n in checkers.CANDIDATES if checkers.installed(ctx.registry, n)]
     if cfg.checkers:
         print("Checkers, in order: " + ", ".join(
             c.label() + ("" if c.provider in installed else " (not installed)")
@@ -72,20 +69,11 @@ def diagnosis(args: argparse.Namespace) -> int:
     else:
         first = installed[0] if installed else "none installed"
         print(f"Checkers: none chosen, so the first installed of "
-              f"{', '.join(CHECKER_CANDIDATES)} ({first})")
+              f"{', '.join(checkers.CANDIDATES)} ({first})")
     consent = state_store.load(ctx.paths.state_file).snapshot.consent
     print("Screen-read consent: " + ("granted" if consent else
                                      "not given (only the local classifier reads screens)"))
     return 0
-
-
-def _checker_installed(ctx: Context, name: str) -> bool:
-    from supervisor.checkers import executables
-
-    provider = ctx.registry.get(name)
-    if provider is None or provider.checker is None:
-        return False
-    return all(shutil.which(exe) for exe in executables(provider.checker.argv.argv))
 
 
 def seat(args: argparse.Namespace) -> int:

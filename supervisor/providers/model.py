@@ -14,6 +14,10 @@ from pathlib import Path
 
 from supervisor.core.screen import ScreenState
 
+# The agent CLIs that may read another agent's screen as checkers (SPEC §3), in the order
+# used when the user chose none.
+CHECKER_CANDIDATES = ("claude", "codex", "gemini", "opencode", "qwen", "kimi", "grok", "hermes")
+
 # The placeholders each argv template may use. `{model_args}` is not a value but a splice:
 # the element is replaced by the provider's model arguments when a model is chosen, and
 # dropped when the CLI's default model is used.
