@@ -27,7 +27,6 @@ from supervisor.notify import Message, default_gate
 from supervisor.view import View
 
 log = logging.getLogger("pitcrew")
-SNOOZE_SECONDS = 3600.0
 
 
 class Shell(QObject):
@@ -133,13 +132,12 @@ class Shell(QObject):
 
     @Slot(str, object)
     def _on_notification_action(self, action: str, msg: Message) -> None:
+        """(Snooze needs nothing here: the notifier already snoozed the supervisor's gate.)"""
         terminal = msg.terminal or ""
         if action == "clicked":
             self.open_dashboard("agents", terminal)
         elif action == "resume" and terminal:
             self.send(commands.resume_now(terminal))
-        elif action == "snooze":
-            self.send({"snooze": SNOOZE_SECONDS})
         elif action == "open" and terminal:
             threading.Thread(target=self._open_terminal, args=(terminal,), daemon=True).start()
 

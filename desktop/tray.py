@@ -11,16 +11,15 @@ import os
 from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Signal, Slot
-from PySide6.QtGui import QAction, QActionGroup, QIcon, QPalette
+from PySide6.QtGui import QAction, QActionGroup, QIcon
 from PySide6.QtWidgets import QApplication, QMenu, QSystemTrayIcon
 
 import resources
+from desktop.dashboard.style import is_dark
 from supervisor import __version__
-from supervisor.view import TerminalView, View
+from supervisor.view import STUCK_STATES, WAITING_STATES, TerminalView, View
 
-ATTENTION = frozenset({"rate_limit", "login_required", "upgrade_prompt", "question", "picker",
-                       "continue_prompt", "draft"})
-STUCK = frozenset({"connection_lost", "crashed", "exited"})
+STUCK = STUCK_STATES | {"exited"}   # in the tray, an agent that is gone is stuck too
 SUMMARY = {"ok": "all working", "attention": "waiting on you", "stuck": "an agent is stuck",
            "paused": "Autopilot paused", "idle": "no agents"}
 
@@ -30,7 +29,7 @@ def worst(view: View) -> str:
     states = {t.state for t in view.terminals}
     if states & STUCK:
         return "stuck"
-    if states & ATTENTION or any(t.note.startswith("Waiting on you") for t in view.terminals):
+    if states & WAITING_STATES or any(t.note.startswith("Waiting on you") for t in view.terminals):
         return "attention"
     if view.mode == "paused":
         return "paused"
@@ -92,8 +91,7 @@ class Tray(QObject):
         self.render()
 
     def render(self) -> None:
-        dark = self.app.palette().color(QPalette.ColorRole.Window).lightness() < 128
-        self.icon.setIcon(icon_for(worst(self.view), dark))
+        self.icon.setIcon(icon_for(worst(self.view), is_dark(self.app.palette())))
         self.icon.setToolTip(tooltip(self.view))
 
     @Slot()

@@ -92,9 +92,6 @@ class Inbox:
         if isinstance(terminal := record.get("resume_now"), str):
             self.resume_now(terminal)
             return
-        if isinstance(seconds := record.get("snooze"), int | float):
-            sup.gate.snooze(float(seconds))
-            return
         if record.get("consent_asked"):
             sup.snapshot = dataclasses.replace(
                 sup.snapshot, extra={**sup.snapshot.extra, "consent_asked": True})

@@ -19,7 +19,11 @@ from supervisor.core.records import Badge, Decision
 CARD_BADGES = frozenset({Badge.RESUMED, Badge.SWITCHED, Badge.COULDNT_RESUME, Badge.CONTINUED,
                          Badge.STOPPED, Badge.WAITING})
 RECENT = 5
-TIMELINE_SECONDS = 6 * 3600.0
+TIMELINE_SECONDS = 6 * 3600.0   # how far back a terminal's timeline goes
+# How a UI groups `TerminalView.state`s: the agent waits on a person, or is stuck.
+WAITING_STATES = frozenset({"rate_limit", "login_required", "upgrade_prompt", "question",
+                            "picker", "draft", "continue_prompt"})
+STUCK_STATES = frozenset({"connection_lost", "crashed"})
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,10 +15,10 @@ from supervisor.core.classifier import classify, newest_turn
 from supervisor.core.records import TerminalState
 from supervisor.core.screen import Classification, ScreenState
 from supervisor.providers.model import Provider
+from supervisor.view import TIMELINE_SECONDS
 
 OWN_TYPING_WINDOW = 15.0   # seconds: only a prompt this soon after Pitcrew typed can be Pitcrew's
 UNREAD_ECHO_WINDOW = 3.0   # … and, when its echo can't be read, only this soon
-TIMELINE_SECONDS = 6 * 3600.0   # how far back the dashboard's timeline goes
 
 
 @dataclass

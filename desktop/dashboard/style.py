@@ -23,6 +23,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from supervisor.view import STUCK_STATES, WAITING_STATES
+
 GREEN = "#2e9e5b"
 AMBER = "#d08a00"
 RED = "#d64545"
@@ -30,10 +32,6 @@ GREY = "#8a8f98"
 BLUE = "#3b82f6"
 PURPLE = "#8b5cf6"
 
-OK_STATES = {"busy", "idle"}
-WAITING_STATES = {"rate_limit", "login_required", "upgrade_prompt", "question", "picker",
-                  "draft", "continue_prompt"}
-STUCK_STATES = {"connection_lost", "crashed"}
 
 STATE_TEXT = {
     "busy": "Working", "idle": "Idle", "rate_limit": "Usage limit",

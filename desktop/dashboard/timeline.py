@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from PySide6.QtCore import QRectF, QSize, Qt
-from PySide6.QtGui import QColor, QPainter, QPainterPath, QPaintEvent, QPalette
+from PySide6.QtGui import QColor, QPainter, QPainterPath, QPaintEvent
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
-from desktop.dashboard.style import STATE_TEXT, muted, state_color
+from desktop.dashboard.style import STATE_TEXT, is_dark, muted, state_color
 from supervisor.view import TIMELINE_SECONDS
 
 
@@ -59,7 +59,7 @@ class Timeline(QWidget):
         groove = muted(self.palette())
         groove.setAlpha(50)
         p.fillRect(r, groove)
-        dark = self.palette().color(QPalette.ColorRole.Window).lightness() < 128
+        dark = is_dark(self.palette())
         for a, b, state in segments(self._timeline, self._now):
             color = QColor(state_color(state))
             if dark:

@@ -60,14 +60,12 @@ def watch(args: argparse.Namespace) -> int:
 
 def _headless_action(ctx: Context, sup: list[Any], action: str, msg: Any) -> None:
     """A notification button pressed while `pitcrew watch` runs (no dashboard to open:
-    a click opens the terminal)."""
+    a click opens the terminal; Snooze was already applied to the gate by the notifier)."""
     from supervisor import view
     from supervisor.focus import open_terminal
 
     terminal = getattr(msg, "terminal", None)
-    if action == "snooze" and sup:
-        sup[0].command({"snooze": 3600.0})
-    elif action == "resume" and terminal and sup:
+    if action == "resume" and terminal and sup:
         sup[0].command(view.resume_now(terminal))
     elif action in ("open", "clicked") and terminal:
         def focus() -> None:
