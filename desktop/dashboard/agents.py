@@ -62,23 +62,13 @@ class AgentRow(QFrame):
         grid.setContentsMargins(10, 8, 10, 8)
         grid.setHorizontalSpacing(12)
         grid.setVerticalSpacing(2)
-        who = QWidget()
-        wbox = QVBoxLayout(who)
-        wbox.setContentsMargins(0, 0, 0, 0)
-        wbox.setSpacing(0)
         self.agent = ElidedLabel()
         self.agent.setStyleSheet("font-weight: 600;")
         self.provider = ElidedLabel("", "small")
-        wbox.addWidget(self.agent)
-        wbox.addWidget(self.provider)
-        where = QWidget()
-        pbox = QVBoxLayout(where)
-        pbox.setContentsMargins(0, 0, 0, 0)
-        pbox.setSpacing(0)
+        who = _stacked(self.agent, self.provider)
         self.project = ElidedLabel()
         self.target = ElidedLabel("", "small")
-        pbox.addWidget(self.project)
-        pbox.addWidget(self.target)
+        where = _stacked(self.project, self.target)
         pill_box = QWidget()
         hb = QHBoxLayout(pill_box)
         hb.setContentsMargins(0, 0, 0, 0)
@@ -198,3 +188,14 @@ class AgentsPage(QWidget):
             row.set_selected(k == key)
         if key in self.rows:
             self.area.ensureWidgetVisible(self.rows[key])
+
+
+def _stacked(top: QWidget, bottom: QWidget) -> QWidget:
+    """Two labels in one cell, the second under the first."""
+    cell = QWidget()
+    box = QVBoxLayout(cell)
+    box.setContentsMargins(0, 0, 0, 0)
+    box.setSpacing(0)
+    box.addWidget(top)
+    box.addWidget(bottom)
+    return cell

@@ -195,18 +195,21 @@ class Tmux:
         except TmuxError:
             return False
 
-    def list_panes(self, reap: bool = True) -> list[PaneInfo]:
-        """Every pane of every session on this server; [] when there is no server."""
-        fmt = SEP.join(f"#{{{name}}}" for name in PANE_FIELDS)
+    def _rows(self, fields: Sequence[str], *args: str) -> list[str]:
+        """A `-F` listing of `fields`, one line per row; [] when there is no server."""
+        fmt = SEP.join(f"#{{{name}}}" for name in fields)
         try:
-            result = self.run("list-panes", "-a", "-F", fmt)
+            result = self.run(*args, "-F", fmt)
         except TmuxNotFound:
             raise
         except TmuxError:
             return []
-        if not result.ok:
-            return []
-        panes = [p for p in map(parse_pane_line, result.stdout.splitlines()) if p is not None]
+        return result.stdout.splitlines() if result.ok else []
+
+    def list_panes(self, reap: bool = True) -> list[PaneInfo]:
+        """Every pane of every session on this server; [] when there is no server."""
+        rows = self._rows(PANE_FIELDS, "list-panes", "-a")
+        panes = [p for p in map(parse_pane_line, rows) if p is not None]
         if reap and any(p.dead and p.dead_status is None and p.dead_signal is None for p in panes):
             self.run("run-shell", "true")  # make tmux reap the zombie it missed (see above)
             return self.list_panes(reap=False)
@@ -285,17 +288,8 @@ class Tmux:
 
     def list_clients(self) -> list[ClientInfo]:
         """Every client attached to this server, most recently active first; [] when none."""
-        fmt = SEP.join(f"#{{{name}}}" for name in CLIENT_FIELDS)
-        try:
-            result = self.run("list-clients", "-F", fmt)
-        except TmuxNotFound:
-            raise
-        except TmuxError:
-            return []
-        if not result.ok:
-            return []
         clients = []
-        for line in result.stdout.splitlines():
+        for line in self._rows(CLIENT_FIELDS, "list-clients"):
             parts = line.split(SEP)
             if len(parts) == len(CLIENT_FIELDS):
                 f = dict(zip(CLIENT_FIELDS, parts, strict=True))

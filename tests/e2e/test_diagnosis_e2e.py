@@ -152,6 +152,21 @@ def test_a_seated_terminal_fails_over_to_its_backup_with_a_task_brief(
     assert seats[0]["holder"] == "fakebackup"                # nothing switches back by itself
 
 
+def stall_until_diagnosed(tmux: TmuxServer, home: Path, cwd: Path, fakes, prompt: str):
+    """A limited agent (fake checker CLIs first on PATH) gets a message that cannot be
+    delivered until the 8th failure sends it to diagnosis; returns the Diagnosed row."""
+    pane = limited_agent(tmux, cwd)
+    w = watch(tmux, {"PATH": f"{fakes.bin}{os.pathsep}{os.environ['PATH']}"})
+    try:
+        w.wait_for(f"{pane}: idle")
+        tmux.type(pane, prompt)
+        w.wait_for(f"{pane}: rate_limit")
+        pitcrew("send", pane, "go on", env={"PITCREW_TMUX_SOCKET": tmux.name})
+        return diagnosed(home)
+    finally:
+        w.stop()
+
+
 def test_without_consent_no_checker_runs(tmux: TmuxServer, home: Path, tmp_path: Path) -> None:
     from tests.test_checkers import Fakes
 
@@ -159,17 +174,7 @@ def test_without_consent_no_checker_runs(tmux: TmuxServer, home: Path, tmp_path:
     fakes = Fakes(tmp_path / "checkers")
     fakes.install("claude")
     configure(home, "ai")
-    pane = limited_agent(tmux, tmp_path)
-    path = f"{fakes.bin}{os.pathsep}{os.environ['PATH']}"
-    w = watch(tmux, {"PATH": path})
-    try:
-        w.wait_for(f"{pane}: idle")
-        tmux.type(pane, LIMIT)
-        w.wait_for(f"{pane}: rate_limit")
-        pitcrew("send", pane, "go on", env={"PITCREW_TMUX_SOCKET": tmux.name})
-        row = diagnosed(home)
-    finally:
-        w.stop()
+    row = stall_until_diagnosed(tmux, home, tmp_path, fakes, LIMIT)
     assert row.readings["checker"] == "local classifier (no consent)"
     assert row.readings["consent"] is False
     assert fakes.runs() == []
@@ -187,17 +192,7 @@ def test_with_consent_a_checker_cli_reads_the_screen_and_answers(
                                             "reset_at": None})
     configure(home, "ai", extra='checkers = ["codex", "claude:opus"]\n')
     pitcrew("consent", "grant", env={"PITCREW_TMUX_SOCKET": tmux.name})
-    pane = limited_agent(tmux, tmp_path)
-    path = f"{fakes.bin}{os.pathsep}{os.environ['PATH']}"
-    w = watch(tmux, {"PATH": path})
-    try:
-        w.wait_for(f"{pane}: idle")
-        tmux.type(pane, LIMIT + " sk-ant-api03-" + "x" * 40)
-        w.wait_for(f"{pane}: rate_limit")
-        pitcrew("send", pane, "go on", env={"PITCREW_TMUX_SOCKET": tmux.name})
-        row = diagnosed(home)
-    finally:
-        w.stop()
+    row = stall_until_diagnosed(tmux, home, tmp_path, fakes, LIMIT + " sk-ant-api03-" + "x" * 40)
     assert row.readings["checker"] == "claude"
     assert [a["outcome"] for a in row.readings["attempts"]] == ["limit", "answered"]
     assert row.readings["state"] == "rate_limit" and row.readings["seconds"] >= 0
