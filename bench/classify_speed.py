@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from supervisor.core.classifier import classify
+from pitcrew.supervisor.core.classifier import classify
 from tests.support.screens import all_fixtures, rules_for
 
 NOW = dt.datetime(2026, 11, 30, 14, tzinfo=dt.UTC)

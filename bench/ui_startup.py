@@ -72,7 +72,7 @@ def time_to_icon(argv: list[str], env: dict[str, str]) -> float:
 def startup(runs: int, env: dict[str, str]) -> None:
     with tempfile.TemporaryDirectory() as home:
         app_env = {**env, "PITCREW_HOME": home, "PITCREW_TMUX_SOCKET": "pitcrew-bench-none"}
-        pitcrew = [time_to_icon([sys.executable, "-m", "supervisor", "tray"], app_env)
+        pitcrew = [time_to_icon([sys.executable, "-m", "pitcrew.supervisor", "tray"], app_env)
                    for _ in range(runs)]
     bare = [time_to_icon([sys.executable, "-c", BARE_TRAY], env) for _ in range(runs)]
     p, b = statistics.median(pitcrew), statistics.median(bare)
@@ -117,8 +117,8 @@ def stalls(panes: int, window: float, env: dict[str, str]) -> None:
         (home / "state.json").write_text('{"version": 1, "consent": true, "paused": false, '
                                          '"terminals": {}, "extra": {"consent_asked": true}}')
         os.environ.update({"PITCREW_HOME": str(home), "PITCREW_TMUX_SOCKET": fleet.name})
-        from desktop.shell import Shell
-        from supervisor.context import load_context
+        from pitcrew.desktop.shell import Shell
+        from pitcrew.supervisor.service.app_context import load_context
 
         shell = Shell(app, load_context(fleet.name))
         try:

@@ -37,7 +37,7 @@ sys.path.insert(0, str(REPO))
 FAKE = REPO / "tests" / "fake_agent"
 os.environ["PATH"] = f"{FAKE}{os.pathsep}{os.environ['PATH']}"
 
-from supervisor.adapters.tmux import Tmux  # noqa: E402
+from pitcrew.supervisor.adapters.tmux import Tmux  # noqa: E402
 
 
 def cpu(proc: psutil.Process, with_children: bool = True) -> float:
@@ -126,8 +126,9 @@ def start_watch(fleet: Fleet, home: Path, autopilot: bool) -> subprocess.Popen[s
         f"[autopilot]\nenabled = {'true' if autopilot else 'false'}\n")
     env = {**os.environ, "PITCREW_HOME": str(home), "PITCREW_TMUX_SOCKET": fleet.name}
     env.pop("DISPLAY", None)
-    return subprocess.Popen([sys.executable, "-m", "supervisor", "watch"], env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, bufsize=1)
+    return subprocess.Popen([sys.executable, "-m", "pitcrew.supervisor", "watch"], env=env,
+                            text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            bufsize=1)
 
 
 def wait_line(proc: subprocess.Popen[str], needle: str, timeout: float) -> float | None:

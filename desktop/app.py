@@ -15,8 +15,8 @@ from PySide6.QtCore import QTimer
 from PySide6.QtGui import QGuiApplication, QIcon
 from PySide6.QtWidgets import QApplication, QSystemTrayIcon
 
-import resources
-from supervisor.context import load_context
+from pitcrew import resources
+from pitcrew.supervisor.service.app_context import load_context
 
 
 def run_tray(tmux_socket: str | None = None, page: str | None = None) -> int:
@@ -28,7 +28,7 @@ def run_tray(tmux_socket: str | None = None, page: str | None = None) -> int:
     app.setQuitOnLastWindowClosed(False)
     app.setWindowIcon(QIcon(str(resources.icons_dir() / "pitcrew-256.png")))
 
-    from desktop.single_instance import SingleInstance
+    from pitcrew.desktop.single_instance import SingleInstance
 
     instance = SingleInstance()
     if not instance.claim(["show", page or "agents"]):
@@ -38,7 +38,7 @@ def run_tray(tmux_socket: str | None = None, page: str | None = None) -> int:
         print("pitcrew: no system tray found yet; the icon appears when one starts",
               file=sys.stderr)
 
-    from desktop.shell import Shell
+    from pitcrew.desktop.shell import Shell
 
     shell = Shell(app, load_context(tmux_socket))
     instance.activated.connect(shell.activated)

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from supervisor.view import CheckerView, View
+from pitcrew.supervisor.api.view import CheckerView, View
 
 TITLE = "Allow screen reading?"
 WHAT = ("The stuck terminal's screen text — its last ~200 lines — after secrets are removed: "

@@ -21,11 +21,11 @@ from typing import Any
 from apscheduler.schedulers.qt import QtScheduler
 from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal, Slot
 
-from supervisor import spool
-from supervisor.context import Context
-from supervisor.lock import SupervisorLock
-from supervisor.notify import Gate
-from supervisor.view import View
+from pitcrew.supervisor.adapters.notifier import Gate
+from pitcrew.supervisor.api.view import View
+from pitcrew.supervisor.service.app_context import AppContext
+from pitcrew.supervisor.store import spool
+from pitcrew.supervisor.store.lock import SupervisorLock
 
 log = logging.getLogger("pitcrew")
 
@@ -78,7 +78,7 @@ class SupervisorHost(QObject):
     view_changed = Signal(object)     # View, delivered on the UI thread
     problem = Signal(str)
 
-    def __init__(self, ctx: Context, gate_factory: Callable[[], Gate],
+    def __init__(self, ctx: AppContext, gate_factory: Callable[[], Gate],
                  environ: Mapping[str, str] | None = None) -> None:
         super().__init__()
         self.ctx = ctx
@@ -108,7 +108,7 @@ class SupervisorHost(QObject):
         return True
 
     def _run(self) -> None:
-        from supervisor.runtime import Supervisor
+        from pitcrew.supervisor.service.loop import Supervisor
 
         try:
             self._sup = Supervisor(self.ctx, self.gate_factory(), environ=self.environ,
@@ -139,7 +139,7 @@ class SupervisorHost(QObject):
     def stop(self, timeout: float = 5.0) -> None:
         self._stop.set()
         if self._sup is not None:
-            from supervisor.runtime import Stop
+            from pitcrew.supervisor.service.loop import Stop
 
             self._sup.post(Stop())
         if self._thread is not None:

@@ -18,13 +18,13 @@ from PySide6.QtCore import QObject, QTimer, Signal, Slot
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QApplication
 
-from desktop import autostart
-from desktop.host import SupervisorHost
-from desktop.tray import Tray
-from supervisor import view as commands
-from supervisor.context import Context
-from supervisor.notify import Message, default_gate
-from supervisor.view import View
+from pitcrew.desktop import autostart
+from pitcrew.desktop.host import SupervisorHost
+from pitcrew.desktop.tray import Tray
+from pitcrew.supervisor.adapters.notifier import Message, default_gate
+from pitcrew.supervisor.api import view as commands
+from pitcrew.supervisor.api.view import View
+from pitcrew.supervisor.service.app_context import AppContext
 
 log = logging.getLogger("pitcrew")
 
@@ -32,7 +32,7 @@ log = logging.getLogger("pitcrew")
 class Shell(QObject):
     notification_action = Signal(str, object)    # action, Message (from the notifier thread)
 
-    def __init__(self, app: QApplication, ctx: Context) -> None:
+    def __init__(self, app: QApplication, ctx: AppContext) -> None:
         super().__init__()
         self.app = app
         self.ctx = ctx
@@ -60,7 +60,7 @@ class Shell(QObject):
 
     def ensure_dashboard(self) -> Any:
         if self.dashboard is None:
-            from desktop.dashboard import Dashboard
+            from pitcrew.desktop.dashboard import Dashboard
 
             self.dashboard = Dashboard(self.send)
             self.dashboard.show_view(self.host.latest)
@@ -96,7 +96,7 @@ class Shell(QObject):
         """From the tray menu: turning Autopilot on shows the consent dialog first."""
         view = self.host.latest
         if action == "on" and not view.consent:
-            from desktop.consent import ask_consent
+            from pitcrew.desktop.consent import ask_consent
 
             accepted = ask_consent(None, view)
             self.send(commands.consent_asked())
@@ -117,7 +117,7 @@ class Shell(QObject):
 
     @Slot()
     def _offer_consent(self) -> None:
-        from desktop.consent import ask_consent
+        from pitcrew.desktop.consent import ask_consent
 
         view = self.host.latest
         accepted = ask_consent(None, view)
@@ -142,8 +142,8 @@ class Shell(QObject):
             threading.Thread(target=self._open_terminal, args=(terminal,), daemon=True).start()
 
     def _open_terminal(self, terminal: str) -> None:
-        from supervisor.errors import PitcrewError
-        from supervisor.focus import open_terminal
+        from pitcrew.supervisor.adapters.terminal_app import open_terminal
+        from pitcrew.supervisor.core.errors import PitcrewError
 
         try:
             log.info("%s", open_terminal(self.ctx.tmux, terminal.rsplit(":", 1)[-1]))
@@ -193,4 +193,4 @@ def launch_command() -> list[str]:
         return [sys.executable]
     here = os.path.join(os.path.dirname(sys.executable), "pitcrew")
     found = here if os.access(here, os.X_OK) else shutil.which("pitcrew")
-    return [found] if found else [sys.executable, "-m", "supervisor"]
+    return [found] if found else [sys.executable, "-m", "pitcrew.supervisor"]

@@ -14,10 +14,10 @@ from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtGui import QAction, QActionGroup, QIcon
 from PySide6.QtWidgets import QApplication, QMenu, QSystemTrayIcon
 
-import resources
-from desktop.dashboard.style import is_dark
-from supervisor import __version__
-from supervisor.view import STUCK_STATES, WAITING_STATES, TerminalView, View
+from pitcrew import resources
+from pitcrew.desktop.dashboard.style import is_dark
+from pitcrew.supervisor import __version__
+from pitcrew.supervisor.api.view import STUCK_STATES, WAITING_STATES, TerminalView, View
 
 STUCK = STUCK_STATES | {"exited"}   # in the tray, an agent that is gone is stuck too
 SUMMARY = {"ok": "all working", "attention": "waiting on you", "stuck": "an agent is stuck",

@@ -12,7 +12,7 @@ if sys.platform == "darwin" and getattr(sys, "frozen", False):
     path = os.environ.get("PATH", "/usr/bin:/bin:/usr/sbin:/sbin").split(os.pathsep)
     os.environ["PATH"] = os.pathsep.join([*[p for p in extra if p not in path], *path])
 
-from supervisor.cli.main import main
+from pitcrew.supervisor.cli.main import main
 
 if __name__ == "__main__":
     raise SystemExit(main())

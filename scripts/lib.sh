@@ -79,7 +79,19 @@ ensure_venv() {
     say "installing Pitcrew${extras:+ with $extras extras} into $VENV"
     "$VENV/bin/python" -m pip install -q --disable-pip-version-check -e "$spec" 2>&1 \
       | grep -v "^WARNING: Location" || true
-    "$VENV/bin/python" -c 'import supervisor.cli.main' || die "the install did not complete"
+    "$VENV/bin/python" -c 'import pitcrew.supervisor.cli.main' || die "the install did not complete"
     touch "$stamp"
   fi
+}
+
+# stage_pkgroot — build/pkgroot/pitcrew/{supervisor,desktop,resources} as links to the
+# repository's folders: the installed `pitcrew` layout as plain folders, for the tools that do
+# not follow an editable install's import hook (mypy, PyInstaller).
+stage_pkgroot() {
+  local stage="$PITCREW_ROOT/build/pkgroot/pitcrew" name
+  mkdir -p "$stage"
+  [ -f "$stage/__init__.py" ] || echo '"""Pitcrew (staged layout for mypy and PyInstaller)."""' > "$stage/__init__.py"
+  for name in supervisor desktop resources; do
+    [ -L "$stage/$name" ] || ln -s "../../../$name" "$stage/$name"
+  done
 }

@@ -25,9 +25,9 @@ FAKE = REPO / "tests" / "fake_agent"
 os.environ["PATH"] = os.pathsep.join([str(FAKE), str(REPO / "tests" / "fake_checkers"),
                                      os.environ["PATH"]])   # fake agent; checker CLIs
 
-from supervisor.adapters.tmux import Tmux  # noqa: E402
-from supervisor.core.records import Badge, Decision  # noqa: E402
-from supervisor.ledger import Ledger  # noqa: E402
+from pitcrew.supervisor.adapters.tmux import Tmux  # noqa: E402
+from pitcrew.supervisor.core.records import Badge, Decision  # noqa: E402
+from pitcrew.supervisor.store.ledger import Ledger  # noqa: E402
 from tests.support.desktop import Desktop  # noqa: E402
 
 AGENTS = [("api", "work 900"), ("web", "login"), ("docs", "question"), ("infra", None)]
@@ -103,8 +103,8 @@ def main() -> int:
 def shoot(out: Path, agents: int) -> None:
     from PySide6.QtWidgets import QApplication
 
-    from desktop.shell import Shell
-    from supervisor.context import load_context
+    from pitcrew.desktop.shell import Shell
+    from pitcrew.supervisor.service.app_context import load_context
 
     app = QApplication(sys.argv[:1])
     app.setApplicationName("Pitcrew")

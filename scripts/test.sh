@@ -12,6 +12,7 @@ cd "$PITCREW_ROOT"
 
 ensure_system_packages test
 ensure_venv test
+stage_pkgroot
 
 export PITCREW_TEST_REQUIRE_DESKTOP=1   # a missing desktop piece fails, never skips
 unset DISPLAY WAYLAND_DISPLAY DBUS_SESSION_BUS_ADDRESS PITCREW_HOME PITCREW_TMUX_SOCKET

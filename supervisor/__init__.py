@@ -1,12 +1,10 @@
 """Pitcrew's supervisor: everything that watches, decides and acts, with no Qt import.
 
-The package name is shared with the unrelated `supervisord` project; Pitcrew installs only into
-its own virtual environment or bundle, and a test checks that this module is ours.
+Installed as `pitcrew.supervisor` (pyproject's package-dir maps the repository's folders under
+one `pitcrew` package, so nothing named `supervisor` lands in site-packages).
 """
 
 from importlib.metadata import PackageNotFoundError, version
-
-PITCREW_MARK = "pitcrew"  # tests assert this to tell our `supervisor` from supervisord's
 
 try:
     __version__ = version("pitcrew")

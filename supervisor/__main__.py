@@ -1,3 +1,3 @@
-from supervisor.cli.main import main
+from pitcrew.supervisor.cli.main import main
 
 raise SystemExit(main())

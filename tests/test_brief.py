@@ -16,20 +16,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import resources
-from supervisor.adapters.sessions import find_session
-from supervisor.brief import (
-    BRIEF_MAX,
-    EMPTY,
-    GIT_LINES,
-    NO_TRANSCRIPT,
-    TAIL_BYTES,
-    Progress,
-    build_brief,
-    git_status,
-    read_progress,
-)
-from supervisor.providers.loader import load_registry
+from pitcrew import resources
+from pitcrew.supervisor.adapters.git import GIT_LINES, git_status
+from pitcrew.supervisor.adapters.sessions import find_session
+from pitcrew.supervisor.adapters.transcripts import TAIL_BYTES, read_progress
+from pitcrew.supervisor.core.brief import BRIEF_MAX, EMPTY, NO_TRANSCRIPT, Progress, build_brief
+from pitcrew.supervisor.providers.loader import load_registry
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SAMPLES = FIXTURES / "sessions"

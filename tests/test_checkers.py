@@ -23,10 +23,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import resources
-from supervisor import checker_text, checkers
-from supervisor.checker_text import BEGIN_SCREEN, END_SCREEN, build_prompt, parse_answer
-from supervisor.checkers import (
+from pitcrew import resources
+from pitcrew.supervisor.adapters import checker_cli as checkers
+from pitcrew.supervisor.adapters.checker_cli import (
     CANDIDATES,
     MAX_CHECKERS,
     Attempt,
@@ -37,8 +36,15 @@ from supervisor.checkers import (
     diagnose,
     run_checker,
 )
-from supervisor.core.screen import Classification, ScreenState
-from supervisor.providers.loader import load_registry
+from pitcrew.supervisor.core import checker_text
+from pitcrew.supervisor.core.checker_text import (
+    BEGIN_SCREEN,
+    END_SCREEN,
+    build_prompt,
+    parse_answer,
+)
+from pitcrew.supervisor.core.screen import Classification, ScreenState
+from pitcrew.supervisor.providers.loader import load_registry
 from tests.support.waiting import wait_until
 
 REPO = Path(__file__).resolve().parent.parent
@@ -310,7 +316,7 @@ def test_the_checker_gets_only_the_variables_it_needs(
                "PITCREW_TEST_MARK": "leaked", "SSH_AUTH_SOCK": "/tmp/agent.sock"}
     for key, value in planted.items():
         monkeypatch.setenv(key, value)
-    from supervisor.checkers import BASE_ENV
+    from pitcrew.supervisor.adapters.checker_cli import BASE_ENV
 
     base = {"PATH", "HOME", "LANG", "TERM"} | (set(BASE_ENV) & set(os.environ))
     for name, allowed in (("claude", {"ANTHROPIC_API_KEY"}), ("gemini", set())):
@@ -489,9 +495,10 @@ def test_nothing_in_the_checker_module_can_type_into_a_pane() -> None:
     for module in (checkers, checker_text):
         source = inspect.getsource(module)
         imported = set(re.findall(r"^(?:from|import) ([\w.]+)", source, re.M))
-        assert not {m for m in imported if m.startswith("supervisor.")} - {
-            "supervisor.core.classifier", "supervisor.core.screen", "supervisor.providers.loader",
-            "supervisor.providers.model", "supervisor.redact", "supervisor.checker_text"}
+        assert not {m for m in imported if m.startswith("pitcrew.")} - {
+            "pitcrew.supervisor.core.classifier", "pitcrew.supervisor.core.screen",
+            "pitcrew.supervisor.providers.loader", "pitcrew.supervisor.providers.model",
+            "pitcrew.supervisor.core.redact", "pitcrew.supervisor.core.checker_text"}
         assert not re.search(r"TypeText|send_keys|send-keys|tmux", source)
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from supervisor.core.classifier import classify
+from pitcrew.supervisor.core.classifier import classify
 from tests.support.screens import rules_for
 from tests.support.tmux_server import TmuxServer
 from tests.support.waiting import wait_until

@@ -9,12 +9,12 @@ import sys
 import tomllib
 from pathlib import Path
 
-from supervisor import config_edit, state_store
-from supervisor.config import load_config
-from supervisor.core.health import Health
-from supervisor.core.records import Badge, Decision, Incident, Phase, TerminalState
-from supervisor.ledger import Ledger
-from supervisor.lock import SupervisorLock
+from pitcrew.supervisor.core.health import Health
+from pitcrew.supervisor.core.records import Badge, Decision, Incident, Phase, TerminalState
+from pitcrew.supervisor.store import config_edit, state_store
+from pitcrew.supervisor.store.config import load_config
+from pitcrew.supervisor.store.ledger import Ledger
+from pitcrew.supervisor.store.lock import SupervisorLock
 
 
 def decision(n: int) -> Decision:
@@ -94,7 +94,7 @@ def test_a_second_supervisor_is_told_who_holds_the_lock(tmp_path: Path) -> None:
     repo = str(Path(__file__).resolve().parent.parent)
     code = (
         f"import sys, time; sys.path.insert(0, {repo!r})\n"
-        "from pathlib import Path\nfrom supervisor.lock import SupervisorLock\n"
+        "from pathlib import Path\nfrom pitcrew.supervisor.store.lock import SupervisorLock\n"
         f"lock = SupervisorLock(Path({str(path)!r}))\n"
         "assert lock.acquire('pitcrew watch') is None\n"
         "print('held', flush=True); time.sleep(60)\n"

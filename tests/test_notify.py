@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from supervisor.notify import (
+from pitcrew.supervisor.adapters.notifier import (
     DesktopBackend,
     Gate,
     Level,

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from supervisor.redact import MASK, redact
+from pitcrew.supervisor.core.redact import MASK, redact
 
 # A real-looking key body: letters and digits mixed, so no ordinary word can equal it.
 ANT = "sk-ant-api03-" + "Xq7vR2mK9pL4sT8wN1zB6cF3hJ5dG0aE" * 3 + "-AbC_dEf12AA"

@@ -7,10 +7,10 @@ from pathlib import Path
 
 from apscheduler.schedulers.background import BackgroundScheduler
 
-from supervisor.context import load_context
-from supervisor.core.delivery import Status
-from supervisor.notify import Gate
-from supervisor.runtime import Supervisor
+from pitcrew.supervisor.adapters.notifier import Gate
+from pitcrew.supervisor.core.delivery import Status
+from pitcrew.supervisor.service.app_context import load_context
+from pitcrew.supervisor.service.loop import Supervisor
 from tests.support.tmux_server import TmuxServer
 
 
@@ -70,7 +70,7 @@ def test_a_backoff_wake_up_is_a_job_rebuilt_from_state(
             "incident": {"number": 1, "prompt": "fix it", "opened_at": 1.0,
                          "trigger": "process exited", "reason": "crashed", "attempts": 1,
                          "phase": "waiting", "next_at": due, "hold": None, "renewals": 0}}}}))
-    from supervisor.core.autopilot import restore
+    from pitcrew.supervisor.core.autopilot import restore
 
     sup = supervisor(tmux)
     try:

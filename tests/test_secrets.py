@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from supervisor import secrets
-from supervisor.errors import PitcrewError
+from pitcrew.supervisor.adapters import secrets
+from pitcrew.supervisor.core.errors import PitcrewError
 from tests.support.desktop import Desktop, Missing
 
 REPO = Path(__file__).resolve().parent.parent
@@ -21,7 +21,7 @@ NO_KEYRING = "pitcrew: no keyring is available to keep secrets"
 
 
 def pitcrew(env: dict[str, str], *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "supervisor", *args], input=stdin, env=env,
+    return subprocess.run([sys.executable, "-m", "pitcrew.supervisor", *args], input=stdin, env=env,
                           cwd=REPO, capture_output=True, text=True, timeout=60)
 
 
@@ -56,7 +56,7 @@ def test_a_secret_round_trips_through_the_real_secret_service(
         "checker.api-key: set",
         "keyring: keyring.backends.SecretService.Keyring is available (service 'pitcrew')"]
     read = subprocess.run(
-        [sys.executable, "-c", "from supervisor.secrets import get_secret; "
+        [sys.executable, "-c", "from pitcrew.supervisor.adapters.secrets import get_secret; "
          "print(repr(get_secret('checker.api-key')))"],
         env=env, cwd=REPO, capture_output=True, text=True, timeout=60)
     assert read.stdout == "'s3cr3t value'\n", read.stderr    # the newline from stdin is not kept

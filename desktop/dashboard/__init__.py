@@ -1,5 +1,5 @@
 """The Orchestration Dashboard: agents overview, activity and Advanced → AI Diagnosis."""
 
-from desktop.dashboard.window import TITLE, Dashboard
+from pitcrew.desktop.dashboard.window import TITLE, Dashboard
 
 __all__ = ["TITLE", "Dashboard"]

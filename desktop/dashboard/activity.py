@@ -6,7 +6,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontMetrics, QResizeEvent
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QScrollArea, QVBoxLayout, QWidget
 
-from desktop.dashboard.style import (
+from pitcrew.desktop.dashboard.style import (
     BADGE_COLOR,
     BLUE,
     GREY,
@@ -17,7 +17,7 @@ from desktop.dashboard.style import (
     clock,
     label,
 )
-from supervisor.view import DecisionView, View
+from pitcrew.supervisor.api.view import DecisionView, View
 
 MAX_CARDS = 200
 EMPTY = ("Nothing has happened yet. When Autopilot or AI Diagnosis acts on a terminal, "

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.dashboard.style import (
+from pitcrew.desktop.dashboard.style import (
     AMBER,
     RED,
     STATE_TEXT,
@@ -26,8 +26,8 @@ from desktop.dashboard.style import (
     short_path,
     state_color,
 )
-from desktop.dashboard.timeline import Timeline
-from supervisor.view import TerminalView, View
+from pitcrew.desktop.dashboard.timeline import Timeline
+from pitcrew.supervisor.api.view import TerminalView, View
 
 # Column widths shared by the header and every row, so they line up.
 COLS = (170, 0, 130, 96, 90, 180)   # agent, project (stretches), state, session, last, timeline

@@ -9,8 +9,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontMetrics, QResizeEvent
 from PySide6.QtWidgets import QFrame, QGridLayout, QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
-from desktop.dashboard.how_it_works import HowItWorks
-from desktop.dashboard.style import (
+from pitcrew.desktop.dashboard.how_it_works import HowItWorks
+from pitcrew.desktop.dashboard.style import (
     BADGE_COLOR,
     GREY,
     Pill,
@@ -21,7 +21,7 @@ from desktop.dashboard.style import (
     clock,
     label,
 )
-from supervisor.view import (
+from pitcrew.supervisor.api.view import (
     RECENT,
     DecisionView,
     View,

@@ -21,8 +21,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.dashboard.style import AMBER, Pill, label
-from supervisor.view import CheckerView, View, set_setting
+from pitcrew.desktop.dashboard.style import AMBER, Pill, label
+from pitcrew.supervisor.api.view import CheckerView, View, set_setting
 
 MAX_CHECKERS = 4
 DEFAULT_MODEL = "Default model"

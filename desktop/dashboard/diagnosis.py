@@ -15,10 +15,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop.dashboard.autopilot_card import AutopilotCard
-from desktop.dashboard.checkers import CheckerList
-from desktop.dashboard.style import Switch, ViewRadio, card, label
-from supervisor.view import View, consent, consent_asked, set_setting
+from pitcrew.desktop.dashboard.autopilot_card import AutopilotCard
+from pitcrew.desktop.dashboard.checkers import CheckerList
+from pitcrew.desktop.dashboard.style import Switch, ViewRadio, card, label
+from pitcrew.supervisor.api.view import View, consent, consent_asked, set_setting
 
 DIAGNOSE = "Diagnose & restore stuck agents"
 WITH_AI = "With AI — recommended"

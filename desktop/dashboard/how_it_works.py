@@ -19,7 +19,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
-from desktop.dashboard.style import AMBER, BLUE, GREEN, RED, muted
+from pitcrew.desktop.dashboard.style import AMBER, BLUE, GREEN, RED, muted
 
 STEPS: tuple[tuple[str, str, str], ...] = (
     ("A task stops", "Quiet, exited, or a message stalls", RED),

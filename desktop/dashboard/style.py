@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from supervisor.view import STUCK_STATES, WAITING_STATES
+from pitcrew.supervisor.api.view import STUCK_STATES, WAITING_STATES
 
 GREEN = "#2e9e5b"
 AMBER = "#d08a00"

@@ -8,8 +8,8 @@ from PySide6.QtCore import QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QPainter, QPainterPath, QPaintEvent
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
-from desktop.dashboard.style import STATE_TEXT, is_dark, muted, state_color
-from supervisor.view import TIMELINE_SECONDS
+from pitcrew.desktop.dashboard.style import STATE_TEXT, is_dark, muted, state_color
+from pitcrew.supervisor.api.view import TIMELINE_SECONDS
 
 
 def segments(timeline: Sequence[tuple[float, str]], now: float,

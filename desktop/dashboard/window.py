@@ -24,13 +24,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop import consent as consent_dialog
-from desktop.dashboard.activity import ActivityPage
-from desktop.dashboard.agents import AgentsPage
-from desktop.dashboard.diagnosis import DiagnosisPage
-from desktop.dashboard.palette import CommandPalette
-from desktop.dashboard.style import muted, stylesheet
-from supervisor.view import View
+from pitcrew.desktop import consent as consent_dialog
+from pitcrew.desktop.dashboard.activity import ActivityPage
+from pitcrew.desktop.dashboard.agents import AgentsPage
+from pitcrew.desktop.dashboard.diagnosis import DiagnosisPage
+from pitcrew.desktop.dashboard.palette import CommandPalette
+from pitcrew.desktop.dashboard.style import muted, stylesheet
+from pitcrew.supervisor.api.view import View
 
 TITLE = "Pitcrew — Orchestration Dashboard"
 PAGES = ("agents", "activity", "diagnosis", "autopilot")

@@ -14,8 +14,9 @@ started=$(date +%s.%N)
 ensure_system_packages runtime
 ensure_packages binutils dpkg-dev          # PyInstaller reads ELF headers; dpkg-deb builds
 ensure_venv package
+stage_pkgroot
 
-VERSION=$("$VENV/bin/python" -c 'from supervisor import __version__; print(__version__)')
+VERSION=$("$VENV/bin/python" -c 'from pitcrew.supervisor import __version__; print(__version__)')
 ARCH=$(dpkg --print-architecture)
 BUILD="$PITCREW_ROOT/build"
 say "building the bundle of Pitcrew $VERSION ($ARCH)"

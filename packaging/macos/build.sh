@@ -7,13 +7,15 @@
 #   bash packaging/macos/build.sh   → build/Pitcrew-<version>.dmg
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source scripts/lib.sh
 started=$(date +%s)
 command -v tmux >/dev/null || { command -v brew >/dev/null && brew install tmux; } \
   || echo "pitcrew: install tmux (brew install tmux): Pitcrew needs it at run time" >&2
 VENV=build/venv-macos
 [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
 "$VENV/bin/python" -m pip install -q -e ".[package]"
-VERSION=$("$VENV/bin/python" -c 'from supervisor import __version__; print(__version__)')
+stage_pkgroot
+VERSION=$("$VENV/bin/python" -c 'from pitcrew.supervisor import __version__; print(__version__)')
 rm -rf build/dist/Pitcrew.app build/dmg
 "$VENV/bin/pyinstaller" --noconfirm --clean --log-level WARN --distpath build/dist \
   --workpath build/work-macos packaging/pitcrew.spec

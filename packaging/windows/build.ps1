@@ -12,7 +12,7 @@ $started = Get-Date
 $venv = "build\venv-windows"
 if (-not (Test-Path "$venv\Scripts\python.exe")) { py -3.11 -m venv $venv }
 & "$venv\Scripts\python.exe" -m pip install -q -e ".[package]"
-$version = & "$venv\Scripts\python.exe" -c "from supervisor import __version__; print(__version__)"
+$version = & "$venv\Scripts\python.exe" -c "from pitcrew.supervisor import __version__; print(__version__)"
 & "$venv\Scripts\pyinstaller.exe" --noconfirm --clean --log-level WARN --distpath build\dist `
   --workpath build\work-windows packaging\pitcrew.spec
 & build\dist\pitcrew\pitcrew.exe --version

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import psutil
 
-from supervisor.providers.model import ProcessMatch, Provider
+from pitcrew.supervisor.providers.model import ProcessMatch, Provider
 
 ARGV_DEPTH = 4  # argv patterns look at argv[0..3]: interpreter, its flags, the script
 

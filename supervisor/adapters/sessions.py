@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from supervisor.providers.model import FieldRef, SessionStore
+from pitcrew.supervisor.providers.model import FieldRef, SessionStore
 
 log = logging.getLogger(__name__)
 

@@ -29,7 +29,7 @@ import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from supervisor.errors import TmuxError, TmuxNotFound
+from pitcrew.supervisor.core.errors import TmuxError, TmuxNotFound
 
 log = logging.getLogger(__name__)
 

@@ -15,25 +15,25 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from supervisor import config_edit, spool, state_store
-from supervisor.cli import claude_hooks
-from supervisor.context import Context, load_context
-from supervisor.errors import PitcrewError
-from supervisor.inbox import apply_state_record
-from supervisor.ledger import Ledger
-from supervisor.lock import SupervisorLock
-from supervisor.paths import resolve
+from pitcrew.supervisor.cli import claude_hooks
+from pitcrew.supervisor.core.errors import PitcrewError
+from pitcrew.supervisor.service.app_context import AppContext, load_context
+from pitcrew.supervisor.service.inbox import apply_state_record
+from pitcrew.supervisor.store import config_edit, spool, state_store
+from pitcrew.supervisor.store.ledger import Ledger
+from pitcrew.supervisor.store.lock import SupervisorLock
+from pitcrew.supervisor.store.paths import resolve
 
 
-def lock_for(ctx: Context) -> SupervisorLock:
+def lock_for(ctx: AppContext) -> SupervisorLock:
     return SupervisorLock(ctx.paths.data_dir / "supervisor.lock")
 
 
 def watch(args: argparse.Namespace) -> int:
     import logging
 
-    from supervisor.notify import default_gate
-    from supervisor.runtime import Supervisor
+    from pitcrew.supervisor.adapters.notifier import default_gate
+    from pitcrew.supervisor.service.loop import Supervisor
 
     ctx = load_context(args.tmux_socket)
     log = logging.getLogger("pitcrew")
@@ -58,11 +58,11 @@ def watch(args: argparse.Namespace) -> int:
         log.info("stopped watching")
 
 
-def _headless_action(ctx: Context, sup: list[Any], action: str, msg: Any) -> None:
+def _headless_action(ctx: AppContext, sup: list[Any], action: str, msg: Any) -> None:
     """A notification button pressed while `pitcrew watch` runs (no dashboard to open:
     a click opens the terminal; Snooze was already applied to the gate by the notifier)."""
-    from supervisor import view
-    from supervisor.focus import open_terminal
+    from pitcrew.supervisor.adapters.terminal_app import open_terminal
+    from pitcrew.supervisor.api import view
 
     terminal = getattr(msg, "terminal", None)
     if action == "resume" and terminal and sup:
@@ -95,7 +95,7 @@ def autopilot(args: argparse.Namespace) -> int:
     return 0
 
 
-def _status(ctx: Context) -> str:
+def _status(ctx: AppContext) -> str:
     snap = state_store.load(ctx.paths.state_file).snapshot
     if os.environ.get("PITCREW_AUTOPILOT", "").strip().lower() == "off":
         return "Autopilot: Off for this launch."
@@ -107,7 +107,7 @@ def _status(ctx: Context) -> str:
             "exits, or a message to it stalls. Idle tabs are never checked.")
 
 
-def _state_command(ctx: Context, record: Mapping[str, Any], queue_only: bool = False) -> None:
+def _state_command(ctx: AppContext, record: Mapping[str, Any], queue_only: bool = False) -> None:
     """Hand a change to the running supervisor, or apply it to state.json when none runs.
 
     `queue_only` changes (a message to send, a seat binding) need a supervisor to resolve
@@ -183,4 +183,4 @@ def _pitcrew_command() -> str:
     found = shutil.which("pitcrew")
     if found:
         return found
-    return f"{sys.executable} -m supervisor"
+    return f"{sys.executable} -m pitcrew.supervisor"

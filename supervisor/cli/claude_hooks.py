@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from supervisor.errors import PitcrewError
+from pitcrew.supervisor.core.errors import PitcrewError
 
 EVENTS = ("UserPromptSubmit", "Stop", "Notification", "SessionStart", "SessionEnd")
 MARK = " hook "
@@ -45,6 +45,7 @@ def _ours(entry: Any, event: str) -> bool:
     if not isinstance(command, str) or not command.endswith(f"{MARK}{event}"):
         return False
     program = command[: -len(f"{MARK}{event}")]
+    # `-m supervisor`: how hooks were installed before the `pitcrew` package
     return "pitcrew" in program or program.endswith(" -m supervisor")
 
 

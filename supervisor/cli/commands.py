@@ -11,13 +11,14 @@ import sys
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from supervisor.cli import doctor as doctor_mod
-from supervisor.context import Context, load_context, local_zone, now_utc
-from supervisor.core.classifier import classify as classify_screen
-from supervisor.errors import PitcrewError
-from supervisor.paths import resolve
-from supervisor.providers.model import Provider
-from supervisor.terminals import Terminal, scan
+from pitcrew.supervisor.adapters.clock import local_zone, now_utc
+from pitcrew.supervisor.cli import doctor as doctor_mod
+from pitcrew.supervisor.core.classifier import classify as classify_screen
+from pitcrew.supervisor.core.errors import PitcrewError
+from pitcrew.supervisor.providers.model import Provider
+from pitcrew.supervisor.service.app_context import AppContext, load_context
+from pitcrew.supervisor.service.scan import Terminal, scan
+from pitcrew.supervisor.store.paths import resolve
 
 log = logging.getLogger("pitcrew")
 
@@ -26,7 +27,7 @@ def log_path() -> Path:
     return resolve().log_file
 
 
-def _context(args: argparse.Namespace, quiet: bool = False) -> Context:
+def _context(args: argparse.Namespace, quiet: bool = False) -> AppContext:
     ctx = load_context(args.tmux_socket)
     if not quiet:
         for problem in ctx.problems:
@@ -205,7 +206,7 @@ def doctor(args: argparse.Namespace) -> int:
 def watch(args: argparse.Namespace) -> int:
     if args.once:
         return status(argparse.Namespace(**{**vars(args), "json": False}))
-    from supervisor.cli.autopilot_cmds import watch as run_watch
+    from pitcrew.supervisor.cli.autopilot_cmds import watch as run_watch
 
     return run_watch(args)
 
@@ -214,7 +215,7 @@ def watch(args: argparse.Namespace) -> int:
 
 def tray(args: argparse.Namespace) -> int:
     try:
-        from desktop.app import run_tray
+        from pitcrew.desktop.app import run_tray
     except ImportError as exc:
         raise PitcrewError(f"the tray app cannot start: {exc}") from None
     return run_tray(tmux_socket=args.tmux_socket)

@@ -8,8 +8,8 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
-from supervisor import __version__
-from supervisor.context import Context
+from pitcrew.supervisor import __version__
+from pitcrew.supervisor.service.app_context import AppContext
 
 MARKS = {"ok": "✓", "warn": "!", "fail": "✗"}
 
@@ -28,7 +28,7 @@ class Check:
         return {"name": self.name, "level": self.level, "detail": self.detail}
 
 
-def run_checks(ctx: Context) -> list[Check]:
+def run_checks(ctx: AppContext) -> list[Check]:
     checks = [Check("pitcrew", "ok", f"{__version__} on Python {sys.version.split()[0]}")]
     checks.append(_tmux(ctx))
     checks.append(_files(ctx))
@@ -40,7 +40,7 @@ def run_checks(ctx: Context) -> list[Check]:
     return checks
 
 
-def _tmux(ctx: Context) -> Check:
+def _tmux(ctx: AppContext) -> Check:
     exe = shutil.which(ctx.tmux.binary)
     if exe is None:
         return Check("tmux", "fail", "not installed; install it (Debian: apt install tmux, "
@@ -54,7 +54,7 @@ def _tmux(ctx: Context) -> Check:
     return Check("tmux", "ok", f"{version.strip()}; {server}")
 
 
-def _files(ctx: Context) -> Check:
+def _files(ctx: AppContext) -> Check:
     folder = ctx.paths.data_dir
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -66,7 +66,7 @@ def _files(ctx: Context) -> Check:
     return Check("data folder", "ok", str(folder))
 
 
-def _config(ctx: Context) -> Check:
+def _config(ctx: AppContext) -> Check:
     path = ctx.paths.config_file
     mine = [p for p in ctx.problems if p.startswith(path.name)]
     if mine:
@@ -74,7 +74,7 @@ def _config(ctx: Context) -> Check:
     return Check("config", "ok", f"{path}" + ("" if path.exists() else " (defaults; no file yet)"))
 
 
-def _providers(ctx: Context) -> Check:
+def _providers(ctx: AppContext) -> Check:
     count = len(ctx.registry.providers)
     if ctx.registry.errors:
         return Check("providers", "warn",
@@ -83,7 +83,7 @@ def _providers(ctx: Context) -> Check:
                  f"(user files: {ctx.paths.user_providers_dir})")
 
 
-def _agents(ctx: Context) -> Check:
+def _agents(ctx: AppContext) -> Check:
     installed = [p.name for p in ctx.registry if shutil.which(p.launch.argv.argv[0])]
     if not installed:
         return Check("agent CLIs", "warn", "none of the known agent CLIs is on PATH")

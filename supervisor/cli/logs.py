@@ -10,7 +10,7 @@ import logging
 import logging.handlers
 import sys
 
-from supervisor.paths import resolve
+from pitcrew.supervisor.store.paths import resolve
 
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 

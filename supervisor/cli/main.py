@@ -13,10 +13,10 @@ import os
 import sys
 from collections.abc import Sequence
 
-from supervisor import __version__
-from supervisor.cli import autopilot_cmds, commands, secret_cmds, team_cmds
-from supervisor.cli.logs import setup_logging
-from supervisor.errors import PitcrewError
+from pitcrew.supervisor import __version__
+from pitcrew.supervisor.cli import autopilot_cmds, commands, secret_cmds, team_cmds
+from pitcrew.supervisor.cli.logs import setup_logging
+from pitcrew.supervisor.core.errors import PitcrewError
 
 log = logging.getLogger(__name__)
 

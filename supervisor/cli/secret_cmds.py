@@ -6,8 +6,8 @@ import argparse
 import getpass
 import sys
 
-from supervisor import secrets
-from supervisor.errors import PitcrewError
+from pitcrew.supervisor.adapters import secrets
+from pitcrew.supervisor.core.errors import PitcrewError
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -7,12 +7,13 @@ import json
 import os
 import uuid
 
-from supervisor import checkers, config_edit, state_store
-from supervisor.cli.autopilot_cmds import _state_command
-from supervisor.config import check_setting
-from supervisor.context import load_context
-from supervisor.errors import PitcrewError
-from supervisor.seats import parse_choice
+from pitcrew.supervisor.adapters import checker_cli as checkers
+from pitcrew.supervisor.cli.autopilot_cmds import _state_command
+from pitcrew.supervisor.core.errors import PitcrewError
+from pitcrew.supervisor.core.seats import parse_choice
+from pitcrew.supervisor.service.app_context import load_context
+from pitcrew.supervisor.store import config_edit, state_store
+from pitcrew.supervisor.store.config import check_setting
 
 
 def send(args: argparse.Namespace) -> int:
@@ -111,7 +112,7 @@ def seat(args: argparse.Namespace) -> int:
 
 
 def launch(args: argparse.Namespace) -> int:
-    from supervisor.seat_book import launch_argv
+    from pitcrew.supervisor.service.seats import launch_argv
 
     ctx = load_context(args.tmux_socket)
     seat = next((s for s in ctx.config.seats if s.name == args.seat), None)

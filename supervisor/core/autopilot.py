@@ -33,9 +33,9 @@ import dataclasses
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from supervisor.core import recovery
-from supervisor.core.health import Health, HealthEvent, IllegalTransition, advance
-from supervisor.core.records import (
+from pitcrew.supervisor.core import recovery
+from pitcrew.supervisor.core.health import Health, HealthEvent, IllegalTransition, advance
+from pitcrew.supervisor.core.records import (
     Action,
     DeliveryStalled,
     Observation,
@@ -50,8 +50,8 @@ from supervisor.core.records import (
     Wake,
     WentQuiet,
 )
-from supervisor.core.screen import ScreenState
-from supervisor.core.settings import Context, Mode
+from pitcrew.supervisor.core.screen import ScreenState
+from pitcrew.supervisor.core.settings import Context, Mode
 
 # Exit signals a person sends on purpose (Ctrl-C, kill, closing the pane): not failures.
 USER_SIGNALS = frozenset({1, 2, 15})   # SIGHUP, SIGINT, SIGTERM

@@ -34,9 +34,9 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 
-from supervisor.core.reset_time import parse_reset
-from supervisor.core.screen import BLOCKING_PRIORITY, Classification, ScreenState
-from supervisor.providers.model import ScreenRules
+from pitcrew.supervisor.core.reset_time import parse_reset
+from pitcrew.supervisor.core.screen import BLOCKING_PRIORITY, Classification, ScreenState
+from pitcrew.supervisor.providers.model import ScreenRules
 
 MAX_LINES = 400          # a visible screen is never taller; the rest is scrollback
 MAX_LINE_CHARS = 600     # bounds regex work on pathological lines

@@ -19,7 +19,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, replace
 
-from supervisor.core.screen import ScreenState
+from pitcrew.supervisor.core.screen import ScreenState
 
 RETRY_EVERY = 15.0      # seconds between attempts
 DIAGNOSE_AFTER = 8      # the 8th failed attempt asks for a diagnosis

@@ -10,8 +10,8 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from supervisor.core.health import Health
-from supervisor.core.screen import Classification
+from pitcrew.supervisor.core.health import Health
+from pitcrew.supervisor.core.screen import Classification
 
 # -- observations --------------------------------------------------------------------------
 

@@ -10,9 +10,9 @@ import signal as signals
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from supervisor.core import policy as pol
-from supervisor.core.health import HealthEvent, advance
-from supervisor.core.records import (
+from pitcrew.supervisor.core import policy as pol
+from pitcrew.supervisor.core.health import HealthEvent, advance
+from pitcrew.supervisor.core.records import (
     Action,
     Badge,
     Decision,
@@ -28,8 +28,8 @@ from supervisor.core.records import (
     TypeText,
     Wake,
 )
-from supervisor.core.screen import Classification, ScreenState
-from supervisor.core.settings import Context, Mode
+from pitcrew.supervisor.core.screen import Classification, ScreenState
+from pitcrew.supervisor.core.settings import Context, Mode
 
 CONTINUE_MESSAGE = (
     "Continue from where you stopped. Do not redo steps that are already finished; if a step "

@@ -5,8 +5,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from supervisor.core.policy import DEFAULT_POLICY, RestartPolicy
-from supervisor.providers.model import Command
+from pitcrew.supervisor.core.policy import DEFAULT_POLICY, RestartPolicy
+from pitcrew.supervisor.providers.model import Command
 
 
 class Mode(enum.StrEnum):

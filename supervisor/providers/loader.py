@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from supervisor.core.screen import MARKER_STATES, ScreenState
-from supervisor.errors import ConfigError
-from supervisor.providers.model import (
+from pitcrew.supervisor.core.errors import ConfigError
+from pitcrew.supervisor.core.screen import MARKER_STATES, ScreenState
+from pitcrew.supervisor.providers.model import (
     PLACEHOLDERS,
     Checker,
     Command,

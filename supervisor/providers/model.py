@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from supervisor.core.screen import ScreenState
+from pitcrew.supervisor.core.screen import ScreenState
 
 # The agent CLIs that may read another agent's screen as checkers (SPEC §3), in the order
 # used when the user chose none.

@@ -6,7 +6,7 @@ import queue
 
 import pytest
 
-from supervisor.watch.control import ControlClient, Output, Throttle
+from pitcrew.supervisor.adapters.control import ControlClient, Output, Throttle
 from tests.support.tmux_server import TmuxServer
 from tests.support.waiting import wait_until
 

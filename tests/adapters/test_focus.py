@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from supervisor.errors import PitcrewError
-from supervisor.focus import open_terminal, terminal_argv
+from pitcrew.supervisor.adapters.terminal_app import open_terminal, terminal_argv
+from pitcrew.supervisor.core.errors import PitcrewError
 from tests.support.tmux_server import TmuxServer
 from tests.support.waiting import wait_until
 

@@ -6,9 +6,9 @@ import os
 import signal
 from pathlib import Path
 
-import resources
-from supervisor.adapters import processes
-from supervisor.providers.loader import load_registry
+from pitcrew import resources
+from pitcrew.supervisor.adapters import processes
+from pitcrew.supervisor.providers.loader import load_registry
 from tests.support.tmux_server import FAKE_AGENT_DIR, TmuxServer
 from tests.support.waiting import wait_until
 

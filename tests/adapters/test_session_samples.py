@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-import resources
-from supervisor.adapters.sessions import find_session
-from supervisor.providers.loader import load_registry
+from pitcrew import resources
+from pitcrew.supervisor.adapters.sessions import find_session
+from pitcrew.supervisor.providers.loader import load_registry
 
 SAMPLES = Path(__file__).resolve().parent.parent / "fixtures" / "sessions"
 REGISTRY = load_registry(resources.providers_dir())

@@ -9,8 +9,8 @@ import sqlite3
 import time
 from pathlib import Path
 
-from supervisor.adapters.sessions import escape_cwd, find_session, session_exists
-from supervisor.providers.model import FieldRef, SessionStore, SqliteQuery
+from pitcrew.supervisor.adapters.sessions import escape_cwd, find_session, session_exists
+from pitcrew.supervisor.providers.model import FieldRef, SessionStore, SqliteQuery
 
 CLAUDE = SessionStore(config_dir="~/.claude", config_dir_env="CLAUDE_CONFIG_DIR",
                       glob="{config_dir}/projects/{cwd_escaped}/*.jsonl",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from supervisor.adapters.tmux import Tmux
-from supervisor.errors import TmuxError, TmuxNotFound
+from pitcrew.supervisor.adapters.tmux import Tmux
+from pitcrew.supervisor.core.errors import TmuxError, TmuxNotFound
 from tests.support.tmux_server import TmuxServer
 from tests.support.waiting import wait_until
 

@@ -9,8 +9,8 @@ import sys
 import tomllib
 from pathlib import Path
 
-from supervisor.core.records import Badge, Decision
-from supervisor.ledger import Ledger
+from pitcrew.supervisor.core.records import Badge, Decision
+from pitcrew.supervisor.store.ledger import Ledger
 from tests.support.proc import Running
 from tests.support.tmux_server import TmuxServer
 
@@ -18,7 +18,7 @@ from tests.support.tmux_server import TmuxServer
 def pitcrew(*args: str, stdin: str = "", env: dict[str, str] | None = None):
     full = {**os.environ, **(env or {})}
     full.pop("DISPLAY", None)
-    return subprocess.run([sys.executable, "-m", "supervisor", *args], input=stdin,
+    return subprocess.run([sys.executable, "-m", "pitcrew.supervisor", *args], input=stdin,
                           capture_output=True, text=True, env=full, timeout=60)
 
 

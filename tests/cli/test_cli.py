@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from supervisor import __version__
+from pitcrew.supervisor import __version__
 from tests.support.proc import Running
 from tests.support.tmux_server import TmuxServer
 from tests.support.waiting import wait_until
@@ -29,7 +29,7 @@ def pitcrew(*args: str, stdin: str | None = None, env: dict[str, str] | None = N
             timeout: float = 60) -> subprocess.CompletedProcess[str]:
     full_env = {**os.environ, **(env or {})}
     full_env.pop("DISPLAY", None)
-    return subprocess.run([sys.executable, "-m", "supervisor", *args], input=stdin,
+    return subprocess.run([sys.executable, "-m", "pitcrew.supervisor", *args], input=stdin,
                           capture_output=True, text=True, env=full_env, timeout=timeout)
 
 

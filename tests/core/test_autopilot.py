@@ -8,9 +8,9 @@ import random
 
 import pytest
 
-from supervisor.core.autopilot import decide, restore, resume_now, set_mode
-from supervisor.core.policy import RestartPolicy
-from supervisor.core.records import (
+from pitcrew.supervisor.core.autopilot import decide, restore, resume_now, set_mode
+from pitcrew.supervisor.core.policy import RestartPolicy
+from pitcrew.supervisor.core.records import (
     Badge,
     Notify,
     Phase,
@@ -29,10 +29,10 @@ from supervisor.core.records import (
     Wake,
     WentQuiet,
 )
-from supervisor.core.recovery import CONTINUE_MESSAGE
-from supervisor.core.screen import Classification, ScreenState
-from supervisor.core.settings import Context, Mode
-from supervisor.providers.model import Command
+from pitcrew.supervisor.core.recovery import CONTINUE_MESSAGE
+from pitcrew.supervisor.core.screen import Classification, ScreenState
+from pitcrew.supervisor.core.settings import Context, Mode
+from pitcrew.supervisor.providers.model import Command
 
 S = ScreenState
 T0 = 1_800_000_000.0

@@ -9,8 +9,8 @@ import random
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from supervisor.core.autopilot import decide
-from supervisor.core.records import (
+from pitcrew.supervisor.core.autopilot import decide
+from pitcrew.supervisor.core.records import (
     DeliveryStalled,
     ProcessExited,
     ProcessStarted,
@@ -24,9 +24,9 @@ from supervisor.core.records import (
     TypeText,
     WentQuiet,
 )
-from supervisor.core.screen import Classification, ScreenState
-from supervisor.core.settings import Context, Mode
-from supervisor.providers.model import Command
+from pitcrew.supervisor.core.screen import Classification, ScreenState
+from pitcrew.supervisor.core.settings import Context, Mode
+from pitcrew.supervisor.providers.model import Command
 
 T0 = 1_800_000_000.0
 CTX = Context(resume_by_id=Command(("a", "--resume", "{session_id}")),

@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from supervisor.core.screen import ScreenState
+from pitcrew.supervisor.core.screen import ScreenState
 from tests.support.screens import all_fixtures, run
 
 FIXTURES = all_fixtures()

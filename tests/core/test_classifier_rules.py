@@ -7,8 +7,8 @@ import datetime as dt
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from supervisor.core.classifier import MAX_LINES, classify, visible_lines
-from supervisor.core.screen import ScreenState
+from pitcrew.supervisor.core.classifier import MAX_LINES, classify, visible_lines
+from pitcrew.supervisor.core.screen import ScreenState
 from tests.support.screens import registry, rules_for
 
 UTC = dt.UTC

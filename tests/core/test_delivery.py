@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from supervisor.core.delivery import (
+from pitcrew.supervisor.core.delivery import (
     DIAGNOSE_AFTER,
     RETRY_EVERY,
     Delivery,
@@ -14,7 +14,7 @@ from supervisor.core.delivery import (
     Status,
     step,
 )
-from supervisor.core.screen import ScreenState as S
+from pitcrew.supervisor.core.screen import ScreenState as S
 
 T0 = 1_800_000_000.0
 D = Delivery("d1", "work:%3", "please also update the changelog", T0)

@@ -6,7 +6,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from supervisor.core.health import TRANSITIONS, Health, HealthEvent, IllegalTransition, advance
+from pitcrew.supervisor.core.health import (
+    TRANSITIONS,
+    Health,
+    HealthEvent,
+    IllegalTransition,
+    advance,
+)
 
 H, E = Health, HealthEvent
 ORDER = {H.BOOTING: 0, H.WORKING: 1, H.STALLED: 2, H.COMPLETED: 3, H.ZOMBIE: 3}

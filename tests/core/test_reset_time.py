@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from supervisor.core.reset_time import duration_seconds, parse_reset
+from pitcrew.supervisor.core.reset_time import duration_seconds, parse_reset
 
 UTC = dt.UTC
 PARIS = ZoneInfo("Europe/Paris")

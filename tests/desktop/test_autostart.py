@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop import autostart
+from pitcrew.desktop import autostart
 
 
 @pytest.fixture

@@ -14,10 +14,10 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QApplication, QPushButton, QWidget
 from pytestqt.qtbot import QtBot
 
-from desktop.dashboard import TITLE, Dashboard
-from desktop.dashboard.checkers import MAX_CHECKERS, CheckerList
-from desktop.dashboard.timeline import Timeline, segments
-from supervisor.view import (
+from pitcrew.desktop.dashboard import TITLE, Dashboard
+from pitcrew.desktop.dashboard.checkers import MAX_CHECKERS, CheckerList
+from pitcrew.desktop.dashboard.timeline import Timeline, segments
+from pitcrew.supervisor.api.view import (
     CheckerView,
     DecisionView,
     SettingsView,
@@ -160,7 +160,7 @@ def test_autopilot_on_without_consent_accepted_real_dialog(
 
 
 def test_consent_dialog_names_first_installed_candidate_when_none_chosen(qtbot: QtBot) -> None:
-    from desktop.consent import ConsentDialog
+    from pitcrew.desktop.consent import ConsentDialog
 
     dialog = ConsentDialog(None, make_view(consent=False))
     qtbot.addWidget(dialog)

@@ -8,7 +8,7 @@ import threading
 
 from PySide6.QtCore import QObject, QThread, Signal
 
-from desktop.host import GuiScheduler
+from pitcrew.desktop.host import GuiScheduler
 
 
 class Emitter(QObject):

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from PySide6.QtWidgets import QApplication
 
-from desktop.shell import Shell
-from supervisor.context import load_context
-from supervisor.notify import Message
+from pitcrew.desktop.shell import Shell
+from pitcrew.supervisor.adapters.notifier import Message
+from pitcrew.supervisor.service.app_context import load_context
 from tests.desktop.test_dashboard import click, click_when_modal
 from tests.support.tmux_server import TmuxServer
 

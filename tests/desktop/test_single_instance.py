@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QDir
 
-from desktop.single_instance import server_name
+from pitcrew.desktop.single_instance import server_name
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -22,7 +22,7 @@ REPO = Path(__file__).resolve().parents[2]
 LAUNCH = r"""
 import json, sys
 from PySide6.QtCore import QCoreApplication
-from desktop.single_instance import SingleInstance
+from pitcrew.desktop.single_instance import SingleInstance
 app = QCoreApplication([])
 inst = SingleInstance()
 if not inst.claim(json.loads(sys.argv[1])):

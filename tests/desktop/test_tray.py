@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from PySide6.QtWidgets import QApplication, QSystemTrayIcon
 
-from desktop.host import SupervisorHost
-from desktop.tray import Tray, worst
-from supervisor.context import load_context
-from supervisor.notify import Gate
-from supervisor.view import TerminalView, View
+from pitcrew.desktop.host import SupervisorHost
+from pitcrew.desktop.tray import Tray, worst
+from pitcrew.supervisor.adapters.notifier import Gate
+from pitcrew.supervisor.api.view import TerminalView, View
+from pitcrew.supervisor.service.app_context import load_context
 from tests.support.tmux_server import TmuxServer
 from tests.support.waiting import wait_until
 
@@ -40,7 +40,7 @@ def _icon_window() -> tuple[str, int, int] | None:
 
 def test_tray_icon_appears_menu_opens_and_quit_exits(tmp_path: Path, pitcrew_home: Path) -> None:
     env = {**os.environ, "PITCREW_TMUX_SOCKET": "pitcrew-test-none"}
-    proc = subprocess.Popen([sys.executable, "-m", "supervisor", "tray"], env=env,
+    proc = subprocess.Popen([sys.executable, "-m", "pitcrew.supervisor", "tray"], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         _, x, y = wait_until(_icon_window, timeout=20, message="tray icon embedded")

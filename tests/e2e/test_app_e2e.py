@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from PySide6.QtWidgets import QApplication, QLabel
 
-from desktop.shell import Shell
-from supervisor.context import load_context
+from pitcrew.desktop.shell import Shell
+from pitcrew.supervisor.service.app_context import load_context
 from tests.support.tmux_server import TmuxServer
 from tests.test_notify import dunst_history, dunstctl, labels, press
 

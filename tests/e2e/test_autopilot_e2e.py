@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from supervisor.core.recovery import CONTINUE_MESSAGE
-from supervisor.ledger import Ledger
+from pitcrew.supervisor.core.recovery import CONTINUE_MESSAGE
+from pitcrew.supervisor.store.ledger import Ledger
 from tests.support.proc import Running
 from tests.support.tmux_server import TmuxServer
 from tests.support.waiting import wait_until

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from supervisor.ledger import Ledger
+from pitcrew.supervisor.store.ledger import Ledger
 from tests.support.proc import Running
 from tests.support.tmux_server import FAKE_AGENT_DIR, TmuxServer
 from tests.support.waiting import wait_until
@@ -42,7 +42,7 @@ def configure(home: Path, mode: str, seat_cwd: Path | None = None, extra: str = 
 
 
 def pitcrew(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "supervisor", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "pitcrew.supervisor", *args], capture_output=True,
                           text=True, env={**os.environ, **env}, timeout=60)
 
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-import resources
-from supervisor.providers.loader import load_registry
-from supervisor.providers.model import Command
+from pitcrew import resources
+from pitcrew.supervisor.providers.loader import load_registry
+from pitcrew.supervisor.providers.model import Command
 
 SHIPPED = resources.providers_dir()
 REQUIRED = {

@@ -12,7 +12,7 @@ from tests.support.waiting import wait_until
 
 
 class Running:
-    """A background `python -m supervisor …` whose output lines are collected by a thread."""
+    """A background `python -m pitcrew.supervisor …`; a thread collects its output lines."""
 
     def __init__(self, args: Sequence[str], env: Mapping[str, str] | None = None,
                  drop: Sequence[str] = ("DISPLAY", "WAYLAND_DISPLAY")) -> None:
@@ -21,7 +21,7 @@ class Running:
             full.pop(key, None)
         self.lines: list[str] = []
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "supervisor", *args], env=full, text=True,
+            [sys.executable, "-m", "pitcrew.supervisor", *args], env=full, text=True,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, bufsize=1,
         )
         self._reader = threading.Thread(target=self._read, daemon=True)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import psutil
 
-from supervisor.adapters.tmux import PaneInfo, Tmux
+from pitcrew.supervisor.adapters.tmux import PaneInfo, Tmux
 from tests.support.waiting import wait_until
 
 FAKE_AGENT_DIR = Path(__file__).resolve().parent.parent / "fake_agent"

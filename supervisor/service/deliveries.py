@@ -18,15 +18,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, replace
 from typing import TYPE_CHECKING, Any
 
-from supervisor.context import local_zone
-from supervisor.core.classifier import input_text
-from supervisor.core.delivery import MAX_TEXT, RETRY_EVERY, Delivery, Do, Seen, Status, step
-from supervisor.core.screen import ScreenState
-from supervisor.executor import ENTER_GAP
+from pitcrew.supervisor.adapters.clock import local_zone
+from pitcrew.supervisor.core.classifier import input_text
+from pitcrew.supervisor.core.delivery import MAX_TEXT, RETRY_EVERY, Delivery, Do, Seen, Status, step
+from pitcrew.supervisor.core.screen import ScreenState
+from pitcrew.supervisor.service.effects import ENTER_GAP
 
 if TYPE_CHECKING:
-    from supervisor.runtime import Supervisor
-    from supervisor.watched import Watched
+    from pitcrew.supervisor.service.loop import Supervisor
+    from pitcrew.supervisor.service.watched import Watched
 
 log = logging.getLogger("pitcrew")
 KEEP_DONE = 50          # delivered messages kept in state.json (newest)
@@ -100,7 +100,7 @@ class Deliveries:
     def schedule(self, d: Delivery, now: float) -> None:
         """Retries are APScheduler jobs (one per open delivery), rebuilt from state.json at
         start by the first `tick`."""
-        from supervisor.runtime import DeliveryDue
+        from pitcrew.supervisor.service.loop import DeliveryDue
 
         at = max(due(d), now)
         if self.scheduled.get(d.id) == at:

@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 from dataclasses import dataclass
 
-import resources
-from supervisor.adapters.tmux import Tmux
-from supervisor.config import Config, load_config
-from supervisor.paths import Paths, resolve
-from supervisor.providers.loader import Registry, load_registry
-from supervisor.providers.model import Provider
+from pitcrew import resources
+from pitcrew.supervisor.adapters.tmux import Tmux
+from pitcrew.supervisor.providers.loader import Registry, load_registry
+from pitcrew.supervisor.providers.model import Provider
+from pitcrew.supervisor.store.config import Config, load_config
+from pitcrew.supervisor.store.paths import Paths, resolve
 
 
 @dataclass(frozen=True, slots=True)
-class Context:
+class AppContext:
     paths: Paths
     config: Config
     registry: Registry
@@ -28,7 +27,7 @@ class Context:
         return [p for p in self.registry if p.name not in disabled]
 
 
-def load_context(tmux_socket: str | None = None) -> Context:
+def load_context(tmux_socket: str | None = None) -> AppContext:
     paths = resolve()
     loaded = load_config(paths.config_file)
     registry = load_registry(resources.providers_dir(), paths.user_providers_dir)
@@ -38,24 +37,10 @@ def load_context(tmux_socket: str | None = None) -> Context:
         for name in loaded.config.disabled_providers
         if registry.get(name) is None
     ]
-    return Context(
+    return AppContext(
         paths=paths,
         config=loaded.config,
         registry=registry,
         tmux=Tmux(socket),
         problems=(*loaded.errors, *unknown, *registry.errors),
     )
-
-
-def local_zone() -> dt.tzinfo:
-    """The machine's IANA zone (DST-aware), falling back to the current fixed offset."""
-    try:
-        import tzlocal
-
-        return tzlocal.get_localzone()
-    except Exception:
-        return dt.datetime.now().astimezone().tzinfo or dt.UTC
-
-
-def now_utc() -> dt.datetime:
-    return dt.datetime.now(dt.UTC)

@@ -14,11 +14,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from supervisor.adapters import processes, sessions
-from supervisor.adapters.tmux import PaneInfo, Tmux
-from supervisor.core.classifier import classify
-from supervisor.core.screen import Classification, ScreenState
-from supervisor.providers.model import Provider
+from pitcrew.supervisor.adapters import processes, sessions
+from pitcrew.supervisor.adapters.tmux import PaneInfo, Tmux
+from pitcrew.supervisor.core.classifier import classify
+from pitcrew.supervisor.core.screen import Classification, ScreenState
+from pitcrew.supervisor.providers.model import Provider
 
 
 @dataclass(frozen=True, slots=True)

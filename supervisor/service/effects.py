@@ -21,7 +21,9 @@ from typing import TYPE_CHECKING
 
 import psutil
 
-from supervisor.core.records import (
+from pitcrew.supervisor.adapters.notifier import Message
+from pitcrew.supervisor.core.errors import TmuxError
+from pitcrew.supervisor.core.records import (
     Action,
     Badge,
     Notify,
@@ -31,13 +33,11 @@ from supervisor.core.records import (
     TypeText,
     Wake,
 )
-from supervisor.core.screen import ScreenState
-from supervisor.errors import TmuxError
-from supervisor.notify import Message
+from pitcrew.supervisor.core.screen import ScreenState
 
 if TYPE_CHECKING:
-    from supervisor.runtime import Supervisor
-    from supervisor.watched import Watched
+    from pitcrew.supervisor.service.loop import Supervisor
+    from pitcrew.supervisor.service.watched import Watched
 
 log = logging.getLogger("pitcrew")
 
@@ -72,7 +72,7 @@ class Executor:
             log.error("%s: could not %s: %s", w.key, type(action).__name__, exc)
 
     def wake(self, w: Watched, at: float) -> None:
-        from supervisor.runtime import Wakeup
+        from pitcrew.supervisor.service.loop import Wakeup
 
         self.sup.scheduler.add_job(
             self.sup.post, "date", run_date=dt.datetime.fromtimestamp(at, dt.UTC),
@@ -94,7 +94,7 @@ class Executor:
         log.info("%s: typed %s message", w.key, action.kind.value)
 
     def skip(self, w: Watched, reason: str) -> None:
-        from supervisor.core.records import Decision
+        from pitcrew.supervisor.core.records import Decision
 
         inc = w.state.incident
         self.sup.ledger.append(Decision(
@@ -128,7 +128,7 @@ class Executor:
         w.state = replace(w.state)   # generation already bumped by the core
         log.info("%s: relaunched %s (generation %d)", w.key, shlex.join(action.argv),
                  action.generation)
-        from supervisor.runtime import Rescan
+        from pitcrew.supervisor.service.loop import Rescan
 
         for delay in (0.3, 1.0, 2.5, 5.0, 10.0):   # look for the new process soon
             self.sup.scheduler.add_job(self.sup.post, "date",
@@ -138,7 +138,7 @@ class Executor:
 
 
 def _agent_env(w: Watched) -> dict[str, str]:
-    from supervisor.adapters import processes
+    from pitcrew.supervisor.adapters import processes
 
     env = processes.environ(w.agent_pid) if w.agent_pid else {}
     return {k: v for k, v in env.items() if k in KEEP_ENV}

@@ -12,14 +12,14 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
-from supervisor.adapters import processes
-from supervisor.adapters.tmux import PaneInfo
-from supervisor.core.records import ProcessStarted, TerminalState
-from supervisor.watch.control import ControlClient
-from supervisor.watched import Watched
+from pitcrew.supervisor.adapters import processes
+from pitcrew.supervisor.adapters.control import ControlClient
+from pitcrew.supervisor.adapters.tmux import PaneInfo
+from pitcrew.supervisor.core.records import ProcessStarted, TerminalState
+from pitcrew.supervisor.service.watched import Watched
 
 if TYPE_CHECKING:
-    from supervisor.runtime import Supervisor
+    from pitcrew.supervisor.service.loop import Supervisor
 
 log = logging.getLogger("pitcrew")
 

@@ -15,7 +15,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from supervisor.core.records import Decision
+from pitcrew.supervisor.core.records import Decision
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ import re
 import sys
 from typing import Any
 
-from supervisor.errors import PitcrewError
+from pitcrew.supervisor.core.errors import PitcrewError
 
 SERVICE = "pitcrew"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")

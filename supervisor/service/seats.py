@@ -17,16 +17,16 @@ import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from supervisor import brief as briefs
-from supervisor.adapters import sessions
-from supervisor.core.records import Badge, Decision
-from supervisor.notify import Message
-from supervisor.providers.model import Provider
-from supervisor.seats import AgentChoice, Seat
+from pitcrew.supervisor.adapters import git, sessions, transcripts
+from pitcrew.supervisor.adapters.notifier import Message
+from pitcrew.supervisor.core import brief as briefs
+from pitcrew.supervisor.core.records import Badge, Decision
+from pitcrew.supervisor.core.seats import AgentChoice, Seat
+from pitcrew.supervisor.providers.model import Provider
 
 if TYPE_CHECKING:
-    from supervisor.runtime import Supervisor
-    from supervisor.watched import Watched
+    from pitcrew.supervisor.service.loop import Supervisor
+    from pitcrew.supervisor.service.watched import Watched
 
 log = logging.getLogger("pitcrew")
 
@@ -134,11 +134,11 @@ class SeatBook:
 
     def task_brief(self, w: Watched, seat: Seat, to: Provider, reason: str) -> str:
         ref = sessions.find_session(w.provider.sessions, w.cwd) if w.cwd else None
-        progress = briefs.read_progress(w.provider.name, ref.path if ref else None)
+        progress = transcripts.read_progress(w.provider.name, ref.path if ref else None)
         inc = w.state.incident
         prompt = inc.prompt if inc else (w.state.task or "")
         return briefs.build_brief(
             seat=seat.name, prompt=prompt, project=os.path.expanduser(seat.cwd),
             from_agent=w.provider.display_name, to_agent=to.display_name, reason=reason,
-            progress=progress, git=briefs.git_status(os.path.expanduser(seat.cwd)),
+            progress=progress, git=git.git_status(os.path.expanduser(seat.cwd)),
             seat_brief=seat.brief)

@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from supervisor.adapters.processes import is_alive
+from pitcrew.supervisor.adapters.processes import is_alive
 
 log = logging.getLogger(__name__)
 

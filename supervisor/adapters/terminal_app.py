@@ -21,8 +21,8 @@ import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from supervisor.adapters.tmux import Tmux
-from supervisor.errors import PitcrewError, TmuxError
+from pitcrew.supervisor.adapters.tmux import Tmux
+from pitcrew.supervisor.core.errors import PitcrewError, TmuxError
 
 log = logging.getLogger(__name__)
 

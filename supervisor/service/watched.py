@@ -11,11 +11,11 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 
-from supervisor.core.classifier import classify, newest_turn
-from supervisor.core.records import TerminalState
-from supervisor.core.screen import Classification, ScreenState
-from supervisor.providers.model import Provider
-from supervisor.view import TIMELINE_SECONDS
+from pitcrew.supervisor.api.view import TIMELINE_SECONDS
+from pitcrew.supervisor.core.classifier import classify, newest_turn
+from pitcrew.supervisor.core.records import TerminalState
+from pitcrew.supervisor.core.screen import Classification, ScreenState
+from pitcrew.supervisor.providers.model import Provider
 
 OWN_TYPING_WINDOW = 15.0   # seconds: only a prompt this soon after Pitcrew typed can be Pitcrew's
 UNREAD_ECHO_WINDOW = 3.0   # … and, when its echo can't be read, only this soon

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from supervisor.core.records import Badge, Decision
+from pitcrew.supervisor.core.records import Badge, Decision
 
 # The badges the Autopilot card shows (SPEC §4); Scheduled/Skipped/Diagnosed stay in the ledger.
 CARD_BADGES = frozenset({Badge.RESUMED, Badge.SWITCHED, Badge.COULDNT_RESUME, Badge.CONTINUED,

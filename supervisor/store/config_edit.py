@@ -14,7 +14,7 @@ from pathlib import Path
 
 import tomli_w
 
-from supervisor.config import DEFAULT_CONFIG_TEXT
+from pitcrew.supervisor.store.config import DEFAULT_CONFIG_TEXT
 
 _HEADER = re.compile(r"^\s*\[([^\[\]]+)\]\s*(#.*)?$")
 

@@ -10,9 +10,8 @@ import os
 import time
 from typing import TYPE_CHECKING
 
-from supervisor.checkers import CANDIDATES, installed
-from supervisor.core.records import Phase
-from supervisor.view import (
+from pitcrew.supervisor.adapters.checker_cli import CANDIDATES, installed
+from pitcrew.supervisor.api.view import (
     CheckerView,
     DecisionView,
     SettingsView,
@@ -20,10 +19,11 @@ from supervisor.view import (
     View,
     recent_decisions,
 )
+from pitcrew.supervisor.core.records import Phase
 
 if TYPE_CHECKING:
-    from supervisor.runtime import Supervisor
-    from supervisor.watched import Watched
+    from pitcrew.supervisor.service.loop import Supervisor
+    from pitcrew.supervisor.service.watched import Watched
 
 ACTIVITY = 30
 INSTALLED_EVERY = 10.0

@@ -16,15 +16,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from supervisor import config_edit
-from supervisor.config import check_setting, load_config
-from supervisor.core.autopilot import resume_now, set_mode
-from supervisor.core.records import PromptSubmitted, TaskFinished
-from supervisor.deliveries import resolve_terminal
-from supervisor.state_store import Snapshot
+from pitcrew.supervisor.core.autopilot import resume_now, set_mode
+from pitcrew.supervisor.core.records import PromptSubmitted, TaskFinished
+from pitcrew.supervisor.service.deliveries import resolve_terminal
+from pitcrew.supervisor.store import config_edit
+from pitcrew.supervisor.store.config import check_setting, load_config
+from pitcrew.supervisor.store.state_store import Snapshot
 
 if TYPE_CHECKING:
-    from supervisor.runtime import Supervisor
+    from pitcrew.supervisor.service.loop import Supervisor
 
 log = logging.getLogger("pitcrew")
 

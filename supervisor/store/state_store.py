@@ -20,8 +20,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from supervisor.core.health import Health
-from supervisor.core.records import Incident, Phase, TerminalState
+from pitcrew.supervisor.core.health import Health
+from pitcrew.supervisor.core.records import Incident, Phase, TerminalState
 
 log = logging.getLogger(__name__)
 VERSION = 1

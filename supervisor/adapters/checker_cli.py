@@ -37,12 +37,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO
 
-from supervisor.checker_text import Answer, build_prompt, one_line, parse_answer
-from supervisor.core.classifier import classify
-from supervisor.core.screen import Classification, ScreenState
-from supervisor.providers.loader import Registry
-from supervisor.providers.model import CHECKER_CANDIDATES, Provider, ScreenRules
-from supervisor.redact import redact
+from pitcrew.supervisor.core.checker_text import Answer, build_prompt, one_line, parse_answer
+from pitcrew.supervisor.core.classifier import classify
+from pitcrew.supervisor.core.redact import redact
+from pitcrew.supervisor.core.screen import Classification, ScreenState
+from pitcrew.supervisor.providers.loader import Registry
+from pitcrew.supervisor.providers.model import CHECKER_CANDIDATES, Provider, ScreenRules
 
 log = logging.getLogger(__name__)
 

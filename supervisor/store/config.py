@@ -15,8 +15,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from supervisor.providers.model import CHECKER_CANDIDATES
-from supervisor.seats import AgentChoice, Seat, parse_choice, parse_seats
+from pitcrew.supervisor.core.seats import AgentChoice, Seat, parse_choice, parse_seats
+from pitcrew.supervisor.providers.model import CHECKER_CANDIDATES
 
 DEFAULT_CONFIG_TEXT = """\
 # Pitcrew settings. Delete a line to get its default back.

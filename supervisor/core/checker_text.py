@@ -13,8 +13,8 @@ import json
 import re
 from collections.abc import Mapping
 
-from supervisor.core.screen import ScreenState
-from supervisor.redact import redact
+from pitcrew.supervisor.core.redact import redact
+from pitcrew.supervisor.core.screen import ScreenState
 
 SCREEN_LINES = 200          # the tail a checker sees: the chrome is at the bottom
 SCREEN_CHARS = 20_000

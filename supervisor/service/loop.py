@@ -25,13 +25,16 @@ from typing import Any
 from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.schedulers.base import BaseScheduler
 
-from supervisor import state_store
-from supervisor.adapters import processes, sessions
-from supervisor.context import Context as AppContext
-from supervisor.context import local_zone
-from supervisor.core.autopilot import decide, restore
-from supervisor.core.policy import RestartPolicy
-from supervisor.core.records import (
+from pitcrew.supervisor.adapters import processes, sessions
+from pitcrew.supervisor.adapters.clock import local_zone
+from pitcrew.supervisor.adapters.control import ControlClient, ControlGone, Output, Topology
+from pitcrew.supervisor.adapters.exits import ExitWatcher, ProcessGone
+from pitcrew.supervisor.adapters.notifier import Gate
+from pitcrew.supervisor.api.build import ViewCache, build_view
+from pitcrew.supervisor.api.view import View
+from pitcrew.supervisor.core.autopilot import decide, restore
+from pitcrew.supervisor.core.policy import RestartPolicy
+from pitcrew.supervisor.core.records import (
     Action,
     Observation,
     ProcessExited,
@@ -41,23 +44,20 @@ from supervisor.core.records import (
     Tick,
     WentQuiet,
 )
-from supervisor.core.screen import Classification, ScreenState
-from supervisor.core.settings import Context, Mode
-from supervisor.deliveries import Deliveries
-from supervisor.diagnoses import Diagnoses, DiagnosisDone
-from supervisor.discovery import Discovery
-from supervisor.executor import Executor
-from supervisor.inbox import Inbox
-from supervisor.ledger import Ledger
-from supervisor.notify import Gate
-from supervisor.seat_book import SeatBook
-from supervisor.seats import Seat
-from supervisor.spool import Spool
-from supervisor.view import View
-from supervisor.viewing import ViewCache, build_view
-from supervisor.watch.control import ControlClient, ControlGone, Output, Topology
-from supervisor.watch.exits import ExitWatcher, ProcessGone
-from supervisor.watched import Watched
+from pitcrew.supervisor.core.screen import Classification, ScreenState
+from pitcrew.supervisor.core.seats import Seat
+from pitcrew.supervisor.core.settings import Context, Mode
+from pitcrew.supervisor.service.app_context import AppContext
+from pitcrew.supervisor.service.deliveries import Deliveries
+from pitcrew.supervisor.service.diagnoses import Diagnoses, DiagnosisDone
+from pitcrew.supervisor.service.discovery import Discovery
+from pitcrew.supervisor.service.effects import Executor
+from pitcrew.supervisor.service.inbox import Inbox
+from pitcrew.supervisor.service.seats import SeatBook
+from pitcrew.supervisor.service.watched import Watched
+from pitcrew.supervisor.store import state_store
+from pitcrew.supervisor.store.ledger import Ledger
+from pitcrew.supervisor.store.spool import Spool
 
 log = logging.getLogger("pitcrew")
 

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from supervisor.adapters.tmux import Tmux
+from pitcrew.supervisor.adapters.tmux import Tmux
 
 log = logging.getLogger(__name__)
 

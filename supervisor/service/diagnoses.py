@@ -16,15 +16,15 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from supervisor import checkers
-from supervisor.context import local_zone
-from supervisor.core.records import Badge, Decision, DeliveryStalled, WentQuiet
-from supervisor.core.screen import Classification, ScreenState
-from supervisor.notify import Message
+from pitcrew.supervisor.adapters import checker_cli as checkers
+from pitcrew.supervisor.adapters.clock import local_zone
+from pitcrew.supervisor.adapters.notifier import Message
+from pitcrew.supervisor.core.records import Badge, Decision, DeliveryStalled, WentQuiet
+from pitcrew.supervisor.core.screen import Classification, ScreenState
 
 if TYPE_CHECKING:
-    from supervisor.runtime import Supervisor
-    from supervisor.watched import Watched
+    from pitcrew.supervisor.service.loop import Supervisor
+    from pitcrew.supervisor.service.watched import Watched
 
 log = logging.getLogger("pitcrew")
 FAILOVER_STATES = frozenset({ScreenState.RATE_LIMIT, ScreenState.LOGIN_REQUIRED})

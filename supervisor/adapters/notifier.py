@@ -118,7 +118,7 @@ class DesktopBackend:
     def __init__(self, on_action: OnAction | None = None, app_name: str = "Pitcrew") -> None:
         from desktop_notifier import DesktopNotifier, Icon  # ImportError: caller degrades
 
-        import resources
+        from pitcrew import resources
 
         self.on_action = on_action
         icon = resources.icons_dir() / "pitcrew-128.png"

@@ -1,0 +1,1 @@
+"""What a UI or the CLI may know (typed views) and send (typed commands)."""
