@@ -2,7 +2,7 @@
 
 The supervisor (the same class `pitcrew watch` runs) lives on a worker thread and publishes
 immutable `View`s; they reach the UI thread through a queued Qt signal. The UI sends the
-plain command records of `supervisor.view` back with `command()`, which only puts them on
+typed `api.commands` records back with `command()`, which only puts them on
 the supervisor's queue: the UI thread never waits on tmux, psutil, files or a checker.
 
 Wake-ups (backoff retries, delivery retries, limit-reset resumes) are APScheduler jobs on a
@@ -22,6 +22,7 @@ from apscheduler.schedulers.qt import QtScheduler
 from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal, Slot
 
 from pitcrew.supervisor.adapters.notifier import Gate
+from pitcrew.supervisor.api.commands import Command
 from pitcrew.supervisor.api.view import View
 from pitcrew.supervisor.service.app_context import AppContext
 from pitcrew.supervisor.store import spool
@@ -125,16 +126,16 @@ class SupervisorHost(QObject):
     def _remember(self, view: View) -> None:
         self.latest = view
 
-    def command(self, record: Mapping[str, Any]) -> None:
-        """Hand a `supervisor.view` command to the supervisor; never blocks."""
+    def command(self, command: Command) -> None:
+        """Hand an `api.commands` record to the supervisor; never blocks."""
         sup = self._sup
         if sup is not None:
-            sup.command(record)
+            sup.command(command)
             return
         # no supervisor of ours (another one holds the lock): it reads the command spool;
         # appending one line is the one small write the UI thread does
         spool.append(self.ctx.paths.data_dir / "commands.jsonl",
-                     {**record, "at": time.time()})
+                     {**command.to_record(), "at": time.time()})
 
     def stop(self, timeout: float = 5.0) -> None:
         self._stop.set()

@@ -22,7 +22,8 @@ from pitcrew.desktop import autostart
 from pitcrew.desktop.host import SupervisorHost
 from pitcrew.desktop.tray import Tray
 from pitcrew.supervisor.adapters.notifier import Message, default_gate
-from pitcrew.supervisor.api import view as commands
+from pitcrew.supervisor.api import commands
+from pitcrew.supervisor.api.commands import Command
 from pitcrew.supervisor.api.view import View
 from pitcrew.supervisor.service.app_context import AppContext
 
@@ -88,30 +89,27 @@ class Shell(QObject):
 
     # -- commands ----------------------------------------------------------------------------
 
-    def send(self, record: dict[str, Any]) -> None:
-        self.host.command(record)
+    def send(self, command: Command) -> None:
+        self.host.command(command)
 
     @Slot(str)
     def set_autopilot(self, action: str) -> None:
         """From the tray menu: turning Autopilot on shows the consent dialog first."""
         view = self.host.latest
-        if action == "on" and not view.consent:
+        if action == "on" and view.autopilot_needs_consent:
             from pitcrew.desktop.consent import ask_consent
 
             accepted = ask_consent(None, view)
-            self.send(commands.consent_asked())
+            for command in commands.turn_autopilot_on(accepted):
+                self.send(command)
             if not accepted:
                 self.tray.rebuild_menu()
-                return
-            self.send(commands.consent(True))
-        self.send(commands.autopilot(action))
+            return
+        self.send(commands.SetAutopilot(action))
 
     @Slot(object)
     def _view_changed(self, view: View) -> None:
-        if self._consent_offered or view.consent or view.consent_asked:
-            return
-        if view.settings.diagnosis and view.settings.diagnosis_mode == "ai" and view.terminals:
-            # With AI is the default: ask once, before any screen text could leave
+        if not self._consent_offered and view.offer_consent:
             self._consent_offered = True
             QTimer.singleShot(0, self._offer_consent)
 
@@ -121,7 +119,7 @@ class Shell(QObject):
 
         view = self.host.latest
         accepted = ask_consent(None, view)
-        self.send(commands.consent_asked())
+        self.send(commands.ConsentAsked())
         if accepted:
             self.send(commands.consent(True))
 
@@ -137,7 +135,7 @@ class Shell(QObject):
         if action == "clicked":
             self.open_dashboard("agents", terminal)
         elif action == "resume" and terminal:
-            self.send(commands.resume_now(terminal))
+            self.send(commands.ResumeNow(terminal))
         elif action == "open" and terminal:
             threading.Thread(target=self._open_terminal, args=(terminal,), daemon=True).start()
 

@@ -17,23 +17,15 @@ from PySide6.QtWidgets import QApplication, QMenu, QSystemTrayIcon
 from pitcrew import resources
 from pitcrew.desktop.dashboard.style import is_dark
 from pitcrew.supervisor import __version__
-from pitcrew.supervisor.api.view import STUCK_STATES, WAITING_STATES, TerminalView, View
+from pitcrew.supervisor.api.view import TerminalView, View
 
-STUCK = STUCK_STATES | {"exited"}   # in the tray, an agent that is gone is stuck too
 SUMMARY = {"ok": "all working", "attention": "waiting on you", "stuck": "an agent is stuck",
            "paused": "Autopilot paused", "idle": "no agents"}
 
 
 def worst(view: View) -> str:
-    """The tray's one-glance status."""
-    states = {t.state for t in view.terminals}
-    if states & STUCK:
-        return "stuck"
-    if states & WAITING_STATES or any(t.note.startswith("Waiting on you") for t in view.terminals):
-        return "attention"
-    if view.mode == "paused":
-        return "paused"
-    return "ok"
+    """The tray's one-glance status (decided in the view)."""
+    return view.tray_status.value
 
 
 def tooltip(view: View) -> str:

@@ -33,7 +33,7 @@ def test_a_delivery_waiting_on_a_draft_is_a_job_and_survives_a_restart(
         assert d is not None
         d = first.deliveries.items[d.id]
         assert d.status is Status.PENDING and d.attempts == 1
-        job = first.scheduler.get_job(f"delivery:{d.id}")
+        job = first.aps.get_job(f"delivery:{d.id}")
         assert job is not None
         assert job.trigger.run_date == dt.datetime.fromtimestamp(d.next_at, dt.UTC)
         assert d.next_at - d.created_at >= 14                # every 15 s
@@ -41,9 +41,9 @@ def test_a_delivery_waiting_on_a_draft_is_a_job_and_survives_a_restart(
         first.shutdown()
     second = supervisor(tmux)                                # Pitcrew restarted
     try:
-        assert second.scheduler.get_job(f"delivery:{d.id}") is None
-        second.deliveries.tick()                             # the loop's first sweep
-        job = second.scheduler.get_job(f"delivery:{d.id}")
+        assert second.aps.get_job(f"delivery:{d.id}") is None
+        second.deliveries.restore()                          # what the loop's start does
+        job = second.aps.get_job(f"delivery:{d.id}")
         assert job is not None
         assert job.trigger.run_date == dt.datetime.fromtimestamp(d.next_at, dt.UTC)
         assert "run the tests" not in tmux.screen(pane)      # never typed on the draft
@@ -75,9 +75,8 @@ def test_a_backoff_wake_up_is_a_job_rebuilt_from_state(
     sup = supervisor(tmux)
     try:
         for w in sup.watched.values():
-            for action in restore(w.state, sup.clock()):
-                sup.executor.run(w, action)
-        job = sup.scheduler.get_job(f"wake:{key}")
+            sup.autopilot.run(w, restore(w.state, sup.clock.wall()))
+        job = sup.aps.get_job(f"wake:{key}")
         assert job is not None
         assert job.trigger.run_date == dt.datetime.fromtimestamp(due, dt.UTC)
     finally:

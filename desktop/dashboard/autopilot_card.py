@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontMetrics, QResizeEvent
@@ -21,15 +20,13 @@ from pitcrew.desktop.dashboard.style import (
     clock,
     label,
 )
-from pitcrew.supervisor.api.view import (
-    RECENT,
-    DecisionView,
-    View,
-    autopilot,
-    consent,
-    consent_asked,
-    set_setting,
+from pitcrew.supervisor.api.commands import (
+    Command,
+    SetAutopilot,
+    SetSetting,
+    turn_autopilot_on,
 )
+from pitcrew.supervisor.api.view import RECENT, DecisionView, View
 
 OFF_FOR_LAUNCH = "Off for this launch."
 TILES = (
@@ -76,7 +73,7 @@ class DecisionRow(QFrame):
 
 
 class AutopilotCard(QFrame):
-    def __init__(self, send: Callable[[dict[str, Any]], None], ask: Callable[[View], bool],
+    def __init__(self, send: Callable[[Command], None], ask: Callable[[View], bool],
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._send = send
@@ -128,7 +125,7 @@ class AutopilotCard(QFrame):
         self.ask_to_continue.setToolTip("Sends: continue from where you stopped, do not redo "
                                         "finished steps, check an interrupted step first.")
         self.ask_to_continue.requested.connect(
-            lambda on: self._send(set_setting("autopilot", "ask_to_continue", on)))
+            lambda on: self._send(SetSetting("autopilot", "ask_to_continue", on)))
         box.addWidget(self.ask_to_continue, 0, Qt.AlignmentFlag.AlignLeft)
 
         box.addSpacing(4)
@@ -183,21 +180,19 @@ class AutopilotCard(QFrame):
         view = self.view
         if view.off_for_launch:
             return
-        if view.consent:
-            self._send(autopilot("on"))
+        if not view.autopilot_needs_consent:
+            self._send(SetAutopilot("on"))
             return
-        if self._ask(view):
-            self._send(consent(True))
-            self._send(autopilot("on"))
-        self._send(consent_asked())
+        for command in turn_autopilot_on(self._ask(view)):
+            self._send(command)
 
     def request_off(self) -> None:
         if not self.view.off_for_launch:
-            self._send(autopilot("off"))
+            self._send(SetAutopilot("off"))
 
     def request_pause(self) -> None:
         if not self.view.off_for_launch and self.view.mode == "on":
-            self._send(autopilot("pause"))
+            self._send(SetAutopilot("pause"))
 
     def _switch_requested(self, wanted: bool) -> None:
         if wanted:
@@ -209,6 +204,6 @@ class AutopilotCard(QFrame):
         if self.view.off_for_launch:
             return
         if self.view.mode == "paused":
-            self._send(autopilot("resume"))
+            self._send(SetAutopilot("resume"))
         elif self.view.mode == "on":
-            self._send(autopilot("pause"))
+            self._send(SetAutopilot("pause"))

@@ -7,7 +7,6 @@ The rows show the View's list; every edit sends the whole new list as labels
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 
 from PySide6.QtCore import QPoint
 from PySide6.QtWidgets import (
@@ -22,7 +21,8 @@ from PySide6.QtWidgets import (
 )
 
 from pitcrew.desktop.dashboard.style import AMBER, Pill, label
-from pitcrew.supervisor.api.view import CheckerView, View, set_setting
+from pitcrew.supervisor.api.commands import Command, SetSetting
+from pitcrew.supervisor.api.view import CheckerView, View
 
 MAX_CHECKERS = 4
 DEFAULT_MODEL = "Default model"
@@ -112,7 +112,7 @@ class CheckerRow(QWidget):
 
 
 class CheckerList(QWidget):
-    def __init__(self, send: Callable[[dict[str, Any]], None],
+    def __init__(self, send: Callable[[Command], None],
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._send = send
@@ -185,7 +185,7 @@ class CheckerList(QWidget):
         return [c.label() for c in self.checkers]
 
     def _write(self, labels: list[str]) -> None:
-        self._send(set_setting("diagnosis", "checkers", labels))
+        self._send(SetSetting("diagnosis", "checkers", labels))
 
     def _model(self, index: int, model: str | None) -> None:
         labels = self.labels()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
@@ -18,7 +17,8 @@ from PySide6.QtWidgets import (
 from pitcrew.desktop.dashboard.autopilot_card import AutopilotCard
 from pitcrew.desktop.dashboard.checkers import CheckerList
 from pitcrew.desktop.dashboard.style import Switch, ViewRadio, card, label
-from pitcrew.supervisor.api.view import View, consent, consent_asked, set_setting
+from pitcrew.supervisor.api.commands import Command, ConsentAsked, SetSetting, consent
+from pitcrew.supervisor.api.view import View
 
 DIAGNOSE = "Diagnose & restore stuck agents"
 WITH_AI = "With AI — recommended"
@@ -32,7 +32,7 @@ HAS_CONSENT = "Screen reading allowed: checkers may read a stuck terminal's scre
 
 
 class DiagnosisPage(QScrollArea):
-    def __init__(self, send: Callable[[dict[str, Any]], None], ask: Callable[[View], bool],
+    def __init__(self, send: Callable[[Command], None], ask: Callable[[View], bool],
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._send = send
@@ -62,7 +62,7 @@ class DiagnosisPage(QScrollArea):
         self.enabled.setObjectName("diagnosis_switch")
         self.enabled.setAccessibleName(DIAGNOSE)
         self.enabled.requested.connect(
-            lambda on: self._send(set_setting("diagnosis", "enabled", on)))
+            lambda on: self._send(SetSetting("diagnosis", "enabled", on)))
         row.addWidget(self.enabled, 0, Qt.AlignmentFlag.AlignVCenter)
         sw_box.addLayout(row)
         col.addWidget(sw_card)
@@ -83,7 +83,7 @@ class DiagnosisPage(QScrollArea):
             how_box.addWidget(expl)
         self.with_ai.requested.connect(self._ai_requested)
         self.timer.requested.connect(
-            lambda: self._send(set_setting("diagnosis", "mode", "timer")))
+            lambda: self._send(SetSetting("diagnosis", "mode", "timer")))
         consent_row = QHBoxLayout()
         self.consent_line = label("", "warn", wrap=True)
         self.consent_line.setObjectName("consent_line")
@@ -144,10 +144,10 @@ class DiagnosisPage(QScrollArea):
     def _ask_and_record(self) -> None:
         if self._ask(self.view):
             self._send(consent(True))
-        self._send(consent_asked())
+        self._send(ConsentAsked())
 
     def _ai_requested(self) -> None:
-        self._send(set_setting("diagnosis", "mode", "ai"))
+        self._send(SetSetting("diagnosis", "mode", "ai"))
         if not self.view.consent and not self.view.consent_asked:
             self._ask_and_record()
 

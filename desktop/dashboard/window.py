@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable
-from typing import Any
 
 from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QFont, QKeySequence, QShortcut
@@ -30,6 +29,7 @@ from pitcrew.desktop.dashboard.agents import AgentsPage
 from pitcrew.desktop.dashboard.diagnosis import DiagnosisPage
 from pitcrew.desktop.dashboard.palette import CommandPalette
 from pitcrew.desktop.dashboard.style import muted, stylesheet
+from pitcrew.supervisor.api.commands import Command
 from pitcrew.supervisor.api.view import View
 
 TITLE = "Pitcrew — Orchestration Dashboard"
@@ -48,7 +48,7 @@ SIDEBAR: tuple[tuple[str, str | None], ...] = (
 
 
 class Dashboard(QMainWindow):
-    def __init__(self, send: Callable[[dict[str, Any]], None],
+    def __init__(self, send: Callable[[Command], None],
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._send = send

@@ -9,7 +9,9 @@ error.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -134,3 +136,19 @@ def is_alive(pid: int, create_time: float | None = None) -> bool:
         return create_time is None or abs(proc.create_time() - create_time) < 0.01
     except (psutil.NoSuchProcess, psutil.AccessDenied, ValueError):
         return False
+
+
+def stop_tree(pid: int, grace: float = 3.0) -> None:
+    """SIGTERM the process and its children, wait, then SIGKILL what is left."""
+    try:
+        root = psutil.Process(pid)
+        procs = [root, *root.children(recursive=True)]
+    except psutil.Error:
+        return
+    for proc in procs:
+        with contextlib.suppress(psutil.Error):
+            proc.send_signal(signal.SIGTERM)
+    _, alive = psutil.wait_procs(procs, timeout=grace)
+    for proc in alive:
+        with contextlib.suppress(OSError):
+            os.kill(proc.pid, signal.SIGKILL)

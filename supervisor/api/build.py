@@ -1,29 +1,36 @@
 """Building the UI's `View` from the running supervisor, on the supervisor's thread.
 
 Cheap enough to run a few times a second: the ledger is re-read only when it grew, and which
-checker CLIs are installed is looked up at most every INSTALLED_EVERY seconds.
+checker CLIs are installed is looked up at most every INSTALLED_EVERY seconds. The
+supervisor is seen through `ViewSource`, the few things a view is made of.
 """
 
 from __future__ import annotations
 
 import os
-import time
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import Protocol
 
 from pitcrew.supervisor.adapters.checker_cli import CANDIDATES, installed
 from pitcrew.supervisor.api.view import (
     CheckerView,
     DecisionView,
+    Limits,
     SettingsView,
     TerminalView,
     View,
     recent_decisions,
 )
+from pitcrew.supervisor.core.policy import RestartPolicy
 from pitcrew.supervisor.core.records import Phase
-
-if TYPE_CHECKING:
-    from pitcrew.supervisor.service.loop import Supervisor
-    from pitcrew.supervisor.service.watched import Watched
+from pitcrew.supervisor.service.app_context import AppContext
+from pitcrew.supervisor.service.autopilot import AutopilotService
+from pitcrew.supervisor.service.ports import Clock
+from pitcrew.supervisor.service.seats import SeatBook
+from pitcrew.supervisor.service.settings import Settings
+from pitcrew.supervisor.service.statebook import StateBook
+from pitcrew.supervisor.service.watched import Watched
+from pitcrew.supervisor.store.ledger import Ledger
 
 ACTIVITY = 30
 INSTALLED_EVERY = 10.0
@@ -42,9 +49,36 @@ KNOWN_MODELS: dict[str, tuple[str, ...]] = {
 
 HOLDS = {
     "user": "it asked you something", "login": "log in", "unclear": "see the screen",
-    "paused": "Autopilot is paused", "hourly_cap": "6 resumes this hour",
+    "paused": "Autopilot is paused", "hourly_cap": "{hourly_cap} resumes this hour",
     "backup": "no backup could take over", "cannot_resume": "the session cannot be resumed",
 }
+
+
+class ViewSource(Protocol):
+    """What a view is made of (the running `Supervisor` is one)."""
+
+    @property
+    def server(self) -> str: ...
+    @property
+    def watched(self) -> Mapping[str, Watched]: ...
+    @property
+    def ledger(self) -> Ledger: ...
+    @property
+    def app(self) -> AppContext: ...
+    @property
+    def settings(self) -> Settings: ...
+    @property
+    def book(self) -> StateBook: ...
+    @property
+    def autopilot(self) -> AutopilotService: ...
+    @property
+    def seats(self) -> SeatBook: ...
+    @property
+    def policy(self) -> RestartPolicy: ...
+    @property
+    def clock(self) -> Clock: ...
+    @property
+    def view_cache(self) -> ViewCache: ...
 
 
 class ViewCache:
@@ -58,23 +92,26 @@ class ViewCache:
         self.installed_at = -1e9
 
 
-def build_view(sup: Supervisor) -> View:
+def build_view(sup: ViewSource) -> View:
     cache = sup.view_cache
     _refresh_ledger(sup, cache)
     installed = _installed(sup, cache)
-    config = sup.app.config
+    config = sup.settings.current()
+    policy = sup.policy
+    limits = Limits(policy.max_attempts, policy.hourly_cap, policy.backoff)
     names = {p.name: p.display_name for p in sup.app.registry.providers.values()}
     chosen = tuple(CheckerView(c.provider, c.model, installed.get(c.provider, False),
                                names.get(c.provider, c.provider)) for c in config.checkers)
+    now = sup.clock.wall()
     return View(
         server=sup.server,
-        mode=sup.mode().value,
-        off_for_launch=sup.off_for_launch,
-        status_line=sup.status_line(),
-        consent=sup.snapshot.consent,
-        consent_asked=bool(sup.snapshot.extra.get("consent_asked")),
-        terminals=tuple(_terminal(sup, w) for w in sorted(sup.watched.values(),
-                                                          key=lambda w: w.key)),
+        mode=sup.autopilot.mode().value,
+        off_for_launch=sup.autopilot.off_for_launch,
+        status_line=sup.autopilot.status_line(),
+        consent=sup.book.consent,
+        consent_asked=sup.book.consent_asked,
+        terminals=tuple(_terminal(sup, w, now, limits)
+                        for w in sorted(sup.watched.values(), key=lambda w: w.key)),
         decisions=cache.decisions,
         activity=cache.rows,
         settings=SettingsView(config.autopilot, config.ask_to_continue, config.diagnosis,
@@ -82,24 +119,27 @@ def build_view(sup: Supervisor) -> View:
         candidates=tuple(CheckerView(n, None, installed.get(n, False), names.get(n, n))
                          for n in CANDIDATES),
         models=KNOWN_MODELS,
-        problems=sup.problems,
-        at=sup.clock(),
+        problems=sup.settings.problems,
+        at=now,
+        limits=limits,
     )
 
 
-def _terminal(sup: Supervisor, w: Watched) -> TerminalView:
+def _terminal(sup: ViewSource, w: Watched, now: float, limits: Limits) -> TerminalView:
     pane = w.state.terminal
     dead = w.agent_pid is None and bool(w.timeline) and w.timeline[-1][1] == "exited"
     state = "exited" if dead else (w.screen.state.value if w.screen else "unknown")
     seat = sup.seats.seat_of(w.key)
+    inc = w.state.incident
     return TerminalView(
         key=w.key, target=pane, provider=w.provider.name, agent=w.provider.display_name,
         project=w.cwd, state=state, session_id=w.state.session_id,
         last_activity=w.last_output_wall or None, timeline=tuple(w.timeline),
-        task=w.state.task, seat=seat.name if seat else None, note=_note(w, sup.clock()))
+        task=w.state.task, seat=seat.name if seat else None, note=_note(w, now, limits),
+        waiting_on_you=inc is not None and inc.phase in (Phase.HOLD, Phase.STOPPED))
 
 
-def _note(w: Watched, now: float) -> str:
+def _note(w: Watched, now: float, limits: Limits) -> str:
     inc = w.state.incident
     if inc is None:
         return ""
@@ -107,13 +147,15 @@ def _note(w: Watched, now: float) -> str:
         wait = _duration(max(0.0, inc.next_at - now))
         if inc.hold == "rate_limit":
             return f"Usage limit: Autopilot resumes in {wait}"
-        return f"Autopilot acts in {wait} (attempt {inc.attempts + 1} of 3)"
+        return (f"Autopilot acts in {wait} "
+                f"(attempt {inc.attempts + 1} of {limits.max_attempts})")
     if inc.phase is Phase.CONFIRMING:
         return "Autopilot is resuming the session"
     if inc.phase is Phase.ASKING:
         return "Autopilot will ask it to continue"
     if inc.phase is Phase.HOLD:
-        return "Waiting on you: " + HOLDS.get(inc.hold or "", "see the screen")
+        hold = HOLDS.get(inc.hold or "", "see the screen")
+        return "Waiting on you: " + hold.format(hourly_cap=limits.hourly_cap)
     if inc.phase is Phase.STOPPED:
         return "Autopilot stopped retrying; waiting on you"
     return ""
@@ -127,7 +169,7 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
-def _refresh_ledger(sup: Supervisor, cache: ViewCache) -> None:
+def _refresh_ledger(sup: ViewSource, cache: ViewCache) -> None:
     try:
         size = os.stat(sup.ledger.path).st_size
     except OSError:
@@ -140,8 +182,8 @@ def _refresh_ledger(sup: Supervisor, cache: ViewCache) -> None:
     cache.decisions = recent_decisions(rows)
 
 
-def _installed(sup: Supervisor, cache: ViewCache) -> dict[str, bool]:
-    mono = time.monotonic()
+def _installed(sup: ViewSource, cache: ViewCache) -> dict[str, bool]:
+    mono = sup.clock.mono()
     if mono - cache.installed_at < INSTALLED_EVERY:
         return cache.installed
     cache.installed_at = mono

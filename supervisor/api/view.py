@@ -1,17 +1,17 @@
-"""What a UI may know about the supervisor: one immutable snapshot, and the commands back.
+"""What a UI may know about the supervisor: one immutable snapshot.
 
-The tray app renders only `View`s (built on the supervisor's thread, handed over through a
-queued Qt signal) and changes things only by posting `command` records; it never touches
-tmux, psutil, files or a checker itself. The same records are what `pitcrew autopilot …`,
-`pitcrew send …` and friends append to the command spool, so the CLI and the UI cannot
-drift apart.
+The tray app renders only `View`s (built on the supervisor's thread by `api.build`, handed
+over through a queued Qt signal) and changes things only by sending `api.commands`; it never
+touches tmux, psutil, files or a checker itself. Everything a UI would otherwise have to
+decide — the tray's colour, whether turning Autopilot on needs the consent dialog first, the
+numbers in its texts — is computed here, so `desktop/` holds no rule of its own.
 """
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from pitcrew.supervisor.core.records import Badge, Decision
 
@@ -24,6 +24,30 @@ TIMELINE_SECONDS = 6 * 3600.0   # how far back a terminal's timeline goes
 WAITING_STATES = frozenset({"rate_limit", "login_required", "upgrade_prompt", "question",
                             "picker", "draft", "continue_prompt"})
 STUCK_STATES = frozenset({"connection_lost", "crashed"})
+
+
+class Attention(enum.StrEnum):
+    OK = "ok"
+    WAITING = "attention"   # waiting on you
+    STUCK = "stuck"         # an agent is stuck or gone
+
+
+class TrayStatus(enum.StrEnum):
+    """The tray's one-glance status, worst first."""
+
+    STUCK = "stuck"
+    ATTENTION = "attention"
+    PAUSED = "paused"
+    OK = "ok"
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Autopilot's numbers as a UI shows them (from the one `RestartPolicy`)."""
+
+    max_attempts: int = 3
+    hourly_cap: int = 6
+    backoff: tuple[float, ...] = (5.0, 20.0, 60.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +64,15 @@ class TerminalView:
     task: str | None = None       # the running prompt
     seat: str | None = None
     note: str = ""                # what Autopilot is doing about it, if anything
+    waiting_on_you: bool = False  # Autopilot holds its incident for a person
+
+    @property
+    def attention(self) -> Attention:
+        if self.state in STUCK_STATES or self.state == "exited":
+            return Attention.STUCK
+        if self.state in WAITING_STATES or self.waiting_on_you:
+            return Attention.WAITING
+        return Attention.OK
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,37 +126,31 @@ class View:
     models: Mapping[str, Sequence[str]] | None = None   # known models per checker provider
     problems: tuple[str, ...] = ()                # one-line config/provider problems
     at: float = 0.0
+    limits: Limits = Limits()
+
+    @property
+    def tray_status(self) -> TrayStatus:
+        attention = {t.attention for t in self.terminals}
+        if Attention.STUCK in attention:
+            return TrayStatus.STUCK
+        if Attention.WAITING in attention:
+            return TrayStatus.ATTENTION
+        if self.mode == "paused":
+            return TrayStatus.PAUSED
+        return TrayStatus.OK
+
+    @property
+    def autopilot_needs_consent(self) -> bool:
+        """Turning Autopilot on from a UI shows the consent dialog first (SPEC §3, §4)."""
+        return not self.consent
+
+    @property
+    def offer_consent(self) -> bool:
+        """Ask once, unprompted, before any screen text could leave: With AI is the default."""
+        return (not self.consent and not self.consent_asked and self.settings.diagnosis
+                and self.settings.diagnosis_mode == "ai" and bool(self.terminals))
 
 
 def recent_decisions(rows: Sequence[Decision], n: int = RECENT) -> tuple[DecisionView, ...]:
     """The card's rows: the newest `n` decisions with a card badge, newest first."""
     return tuple(DecisionView.of(d) for d in rows if d.badge in CARD_BADGES)[:n]
-
-
-# -- commands: plain records, the same the command spool carries ---------------------------
-
-def set_setting(section: str, key: str, value: Any) -> dict[str, Any]:
-    """Write one config.toml value (comments kept) and apply it."""
-    return {"set": {"section": section, "key": key, "value": value}}
-
-
-def autopilot(action: str) -> dict[str, Any]:
-    """`on` | `off` | `pause` | `resume`, exactly as `pitcrew autopilot …`."""
-    return {"autopilot_mode": action}
-
-
-def consent(grant: bool) -> dict[str, Any]:
-    return {"consent": "grant" if grant else "revoke"}
-
-
-def consent_asked() -> dict[str, Any]:
-    return {"consent_asked": True}
-
-
-def resume_now(terminal: str) -> dict[str, Any]:
-    """Act on a waiting incident now (a notification's *Resume now*)."""
-    return {"resume_now": terminal}
-
-
-def send(terminal: str, text: str, delivery_id: str | None = None) -> dict[str, Any]:
-    return {"send": {"terminal": terminal, "text": text, "id": delivery_id}}

@@ -15,10 +15,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from pitcrew.supervisor.api.commands import ChangeState, parse
 from pitcrew.supervisor.cli import claude_hooks
 from pitcrew.supervisor.core.errors import PitcrewError
 from pitcrew.supervisor.service.app_context import AppContext, load_context
-from pitcrew.supervisor.service.inbox import apply_state_record
+from pitcrew.supervisor.service.statebook import apply_change
 from pitcrew.supervisor.store import config_edit, spool, state_store
 from pitcrew.supervisor.store.ledger import Ledger
 from pitcrew.supervisor.store.lock import SupervisorLock
@@ -62,11 +63,11 @@ def _headless_action(ctx: AppContext, sup: list[Any], action: str, msg: Any) -> 
     """A notification button pressed while `pitcrew watch` runs (no dashboard to open:
     a click opens the terminal; Snooze was already applied to the gate by the notifier)."""
     from pitcrew.supervisor.adapters.terminal_app import open_terminal
-    from pitcrew.supervisor.api import view
+    from pitcrew.supervisor.api.commands import ResumeNow
 
     terminal = getattr(msg, "terminal", None)
     if action == "resume" and terminal and sup:
-        sup[0].command(view.resume_now(terminal))
+        sup[0].command(ResumeNow(terminal))
     elif action in ("open", "clicked") and terminal:
         def focus() -> None:
             try:
@@ -120,7 +121,9 @@ def _state_command(ctx: AppContext, record: Mapping[str, Any], queue_only: bool 
     if lock.acquire("pitcrew autopilot") is None:
         try:
             snap = state_store.load(ctx.paths.state_file).snapshot
-            state_store.save(ctx.paths.state_file, apply_state_record(snap, record))
+            change = parse(record)
+            if isinstance(change, ChangeState):
+                state_store.save(ctx.paths.state_file, apply_change(snap, change))
         finally:
             lock.release()
     else:

@@ -24,6 +24,7 @@ from pitcrew.supervisor.core.screen import ScreenState
 RETRY_EVERY = 15.0      # seconds between attempts
 DIAGNOSE_AFTER = 8      # the 8th failed attempt asks for a diagnosis
 MAX_TEXT = 4000         # characters; longer messages are refused when queued
+CONFIRM_POLL = 1.0      # seconds between looks at a typed text waiting to be taken
 
 
 class Status(enum.StrEnum):
@@ -81,9 +82,11 @@ def _same(a: str, b: str) -> bool:
 
 
 def step(d: Delivery, seen: Seen, now: float, every: float = RETRY_EVERY,
-         confirm_within: float | None = None) -> tuple[Delivery, tuple[Step, ...]]:
+         confirm_within: float | None = None,
+         poll: float = CONFIRM_POLL) -> tuple[Delivery, tuple[Step, ...]]:
     """`every`: seconds between attempts; `confirm_within`: how long a typed text has to be
-    taken before the attempt counts as failed (default: `every`)."""
+    taken before the attempt counts as failed (default: `every`); `poll`: how often a typed
+    text is looked at while it waits to be taken."""
     confirm = every if confirm_within is None else confirm_within
     if d.status is Status.DELIVERED:
         return d, ()
@@ -94,7 +97,7 @@ def step(d: Delivery, seen: Seen, now: float, every: float = RETRY_EVERY,
                      and not _same(seen.input_text, d.text)):
             return replace(d, status=Status.DELIVERED), (Step(Do.CONFIRMED),)
         if d.typed_at is not None and now < d.typed_at + confirm:
-            return d, (Step(Do.WAKE, d.typed_at + confirm),)
+            return d, (Step(Do.WAKE, min(d.typed_at + confirm, now + poll)),)
         return _failed(replace(d, status=Status.PENDING), now, every)
     if d.typed_at is not None and seen.alive and _same(seen.echoed, d.text) and not _same(
             seen.input_text, d.text):
@@ -110,7 +113,7 @@ def step(d: Delivery, seen: Seen, now: float, every: float = RETRY_EVERY,
 
 def _typed(d: Delivery, now: float, how: Do, every: float) -> tuple[Delivery, tuple[Step, ...]]:
     return (replace(d, status=Status.TYPED, typed_at=now),
-            (Step(how), Step(Do.WAKE, now + every)))
+            (Step(how), Step(Do.WAKE, now + CONFIRM_POLL)))
 
 
 def _failed(d: Delivery, now: float, every: float) -> tuple[Delivery, tuple[Step, ...]]:

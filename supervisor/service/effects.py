@@ -1,31 +1,25 @@
-"""Carrying out the core's actions against the real world (tmux, processes, files, notifier).
+"""The one effects executor: carries out every action the core decides, and every step of a
+delivery, against the world (tmux, the ledger, the notification gate, the scheduler).
 
 Before typing anything, the screen is read once more: if the input box is not empty, or a
 question or picker is up, nothing is typed and the decision is recorded as skipped. Text and
 Enter are sent separately, a moment apart (some CLIs take an Enter that arrives with a paste
-as a newline). A relaunch respawns the pane when the agent was the pane's own process, and
-otherwise stops the agent and types the resume command at the shell it ran from.
+as a newline): the Enter is a scheduled `PressEnter` event, so the loop never sleeps. Waits
+(`Wake`, a delivery's next look) are scheduler jobs that post an event back to the loop.
 """
 
 from __future__ import annotations
 
-import contextlib
-import datetime as dt
 import logging
-import os
-import shlex
-import signal
-import time
-from dataclasses import replace
-from typing import TYPE_CHECKING
-
-import psutil
+from collections.abc import Callable
 
 from pitcrew.supervisor.adapters.notifier import Message
+from pitcrew.supervisor.core.delivery import Delivery, Do, Step
 from pitcrew.supervisor.core.errors import TmuxError
 from pitcrew.supervisor.core.records import (
     Action,
     Badge,
+    Decision,
     Notify,
     Record,
     Relaunch,
@@ -34,23 +28,47 @@ from pitcrew.supervisor.core.records import (
     Wake,
 )
 from pitcrew.supervisor.core.screen import ScreenState
-
-if TYPE_CHECKING:
-    from pitcrew.supervisor.service.loop import Supervisor
-    from pitcrew.supervisor.service.watched import Watched
+from pitcrew.supervisor.service.events import DeliveryDue, PressEnter, Rescan, Wakeup
+from pitcrew.supervisor.service.ports import (
+    Clock,
+    LedgerPort,
+    NotifyPort,
+    Scheduler,
+    TmuxPort,
+)
+from pitcrew.supervisor.service.reading import Reader
+from pitcrew.supervisor.service.relaunching import Relauncher
+from pitcrew.supervisor.service.watched import Watched
 
 log = logging.getLogger("pitcrew")
 
 ENTER_GAP = 0.4          # seconds between typed text and its Enter
-SHELLS = frozenset({"bash", "zsh", "fish", "sh", "dash", "ksh", "tcsh", "csh", "nu", "pwsh"})
 UNSAFE_TO_TYPE = frozenset({ScreenState.DRAFT, ScreenState.QUESTION, ScreenState.PICKER,
                             ScreenState.LOGIN_REQUIRED})
-KEEP_ENV = ("PATH",)     # passed explicitly on respawn: tmux would use its client's instead
+LOOK_AGAIN = (0.3, 1.0, 2.5, 5.0, 10.0)   # seconds: re-read a pane after starting an agent
+
+FailOver = Callable[[Watched, str], None]
+Diagnose = Callable[[Watched, int], None]
 
 
-class Executor:
-    def __init__(self, sup: Supervisor) -> None:
-        self.sup = sup
+class Effects:
+    def __init__(self, tmux: TmuxPort, reader: Reader, scheduler: Scheduler, clock: Clock,
+                 ledger: LedgerPort, gate: NotifyPort, relauncher: Relauncher,
+                 watched: dict[str, Watched]) -> None:
+        self.tmux = tmux
+        self.reader = reader
+        self.scheduler = scheduler
+        self.clock = clock
+        self.ledger = ledger
+        self.gate = gate
+        self.relauncher = relauncher
+        self.watched = watched
+        self.pending_enter: dict[str, PressEnter] = {}   # typed, Enter not pressed yet
+        # set by the loop once the partners exist (they need the effects executor too)
+        self.fail_over: FailOver = lambda w, reason: None
+        self.diagnose: Diagnose = lambda w, failures: None
+
+    # -- the core's actions ------------------------------------------------------------------
 
     def run(self, w: Watched, action: Action) -> None:
         try:
@@ -58,103 +76,95 @@ class Executor:
                 case TypeText():
                     self.type_text(w, action)
                 case Relaunch():
-                    self.relaunch(w, action)
+                    self.relauncher.relaunch(w, action)
+                    self.look_again(w.pane_id)
                 case Wake(at=at):
-                    self.wake(w, at)
+                    self.scheduler.at(at, Wakeup(w.key), key=f"wake:{w.key}")
                 case Notify():
-                    self.sup.gate.offer(Message(action.title, action.body, action.key, w.key))
+                    self.gate.offer(Message(action.title, action.body, action.key, w.key))
                 case Record(decision=decision):
-                    self.sup.ledger.append(decision)
+                    self.ledger.append(decision)
                     log.info("%s: %s — %s", w.key, decision.badge.value, decision.reason)
                 case SwitchToBackup(reason=reason):
-                    self.sup.seats.fail_over(w, reason)
+                    self.fail_over(w, reason)
         except (TmuxError, OSError) as exc:
             log.error("%s: could not %s: %s", w.key, type(action).__name__, exc)
 
-    def wake(self, w: Watched, at: float) -> None:
-        from pitcrew.supervisor.service.loop import Wakeup
-
-        self.sup.scheduler.add_job(
-            self.sup.post, "date", run_date=dt.datetime.fromtimestamp(at, dt.UTC),
-            args=[Wakeup(w.key)], id=f"wake:{w.key}", replace_existing=True,
-            misfire_grace_time=None,
-        )
-
     def type_text(self, w: Watched, action: TypeText) -> None:
-        screen, alive = self.sup.read_now(w)
-        state = getattr(screen, "state", ScreenState.UNKNOWN)
-        if not alive or state in UNSAFE_TO_TYPE or state is ScreenState.BUSY:
+        reading = self.reader.read(w)
+        state = reading.screen.state if reading.screen is not None else ScreenState.UNKNOWN
+        if not reading.alive or state in UNSAFE_TO_TYPE or state is ScreenState.BUSY:
             self.skip(w, f"did not type: the screen shows {state.value}")
             return
-        tmux = self.sup.tmux
-        tmux.send_text(w.pane_id, action.text)
-        time.sleep(ENTER_GAP)
-        tmux.send_keys(w.pane_id, "Enter")
-        w.typed_at, w.typed_text = time.monotonic(), action.text
-        log.info("%s: typed %s message", w.key, action.kind.value)
+        self.type_line(w, action.text, action.kind.value)
+        w.typed_at, w.typed_text = self.clock.mono(), action.text
 
     def skip(self, w: Watched, reason: str) -> None:
-        from pitcrew.supervisor.core.records import Decision
-
         inc = w.state.incident
-        self.sup.ledger.append(Decision(
-            Badge.SKIPPED, self.sup.clock(), w.state.terminal, w.state.agent,
+        self.ledger.append(Decision(
+            Badge.SKIPPED, self.clock.wall(), w.state.terminal, w.state.agent,
             inc.prompt if inc else (w.state.task or ""), w.state.project,
             inc.trigger if inc else "", reason, inc.attempts if inc else 0, {}))
         log.info("%s: %s", w.key, reason)
 
-    def relaunch(self, w: Watched, action: Relaunch) -> None:
-        tmux = self.sup.tmux
-        pane = tmux.pane(w.pane_id)
-        if pane is None:
-            log.warning("%s: the pane is gone; cannot relaunch", w.key)
+    # -- typing --------------------------------------------------------------------------------
+
+    def type_line(self, w: Watched, text: str, what: str) -> None:
+        """Type `text` now and press Enter ENTER_GAP later (a scheduled step)."""
+        if (earlier := self.pending_enter.get(w.key)) is not None:
+            self.press_enter(earlier)      # never leave an earlier line without its Enter
+        self.tmux.send_text(w.pane_id, text)
+        event = PressEnter(w.key, w.pane_id, what)
+        self.pending_enter[w.key] = event
+        self.scheduler.at(self.clock.wall() + ENTER_GAP, event, key=f"enter:{w.key}")
+        log.info("%s: typed %s", w.key, what)
+
+    def flush(self) -> None:
+        """Stopping: press the Enters still due now, so no typed line is left unsent."""
+        for event in list(self.pending_enter.values()):
+            self.press_enter(event)
+
+    def press_enter(self, event: PressEnter) -> None:
+        if self.pending_enter.get(event.key) != event:
+            return   # already pressed (a flush at shutdown), or a newer line replaced it
+        del self.pending_enter[event.key]
+        w = self.watched.get(event.key)
+        if w is None or w.pane_id != event.pane_id or self.tmux.pane(event.pane_id) is None:
+            log.info("%s: the pane changed before Enter; not pressing it", event.key)
             return
-        agent_env = _agent_env(w)
-        own_process = pane.dead or w.agent_pid in (None, pane.pid)
-        if action.kill_first and w.agent_pid is not None:
-            stop_tree(w.agent_pid)
-            pane = tmux.pane(w.pane_id) or pane
-        argv = list(action.argv)
-        if own_process or pane.dead or pane.current_command not in SHELLS:
-            if "PATH" in agent_env:
-                argv = ["env", f"PATH={agent_env['PATH']}", *argv]
-            tmux.set_remain_on_exit(w.pane_id)
-            tmux.respawn(w.pane_id, argv, cwd=w.cwd)
-        else:
-            tmux.send_text(w.pane_id, shlex.join(argv))
-            time.sleep(ENTER_GAP)
-            tmux.send_keys(w.pane_id, "Enter")
-        w.agent_pid = None
-        w.state = replace(w.state)   # generation already bumped by the core
-        log.info("%s: relaunched %s (generation %d)", w.key, shlex.join(action.argv),
-                 action.generation)
-        from pitcrew.supervisor.service.loop import Rescan
+        try:
+            self.tmux.send_keys(event.pane_id, "Enter")
+        except TmuxError as exc:
+            log.error("%s: could not press Enter: %s", event.key, exc)
 
-        for delay in (0.3, 1.0, 2.5, 5.0, 10.0):   # look for the new process soon
-            self.sup.scheduler.add_job(self.sup.post, "date",
-                                       run_date=dt.datetime.now(dt.UTC)
-                                       + dt.timedelta(seconds=delay),
-                                       args=[Rescan(w.pane_id)])
+    # -- deliveries ----------------------------------------------------------------------------
 
+    def deliver(self, w: Watched | None, d: Delivery, steps: tuple[Step, ...]) -> None:
+        for s in steps:
+            try:
+                self._delivery_step(w, d, s)
+            except TmuxError as exc:
+                log.error("%s: could not %s the %s: %s", d.terminal, s.do.value, d.kind, exc)
 
-def _agent_env(w: Watched) -> dict[str, str]:
-    from pitcrew.supervisor.adapters import processes
+    def _delivery_step(self, w: Watched | None, d: Delivery, s: Step) -> None:
+        if s.do is Do.WAKE:
+            self.scheduler.at(s.at, DeliveryDue(d.id), key=f"delivery:{d.id}")
+        elif s.do is Do.TYPE and w is not None:
+            self.type_line(w, d.text, f"a queued {d.kind}")
+        elif s.do is Do.ENTER and w is not None:
+            self.tmux.send_keys(w.pane_id, "Enter")
+            log.info("%s: pressed Enter on the %s Pitcrew typed", d.terminal, d.kind)
+        elif s.do is Do.CONFIRMED:
+            log.info("%s: %s delivered", d.terminal, d.kind)
+        elif s.do is Do.DIAGNOSE:
+            log.info("%s: %d deliveries failed: diagnosing", d.terminal, d.attempts)
+            if w is not None:
+                self.diagnose(w, d.attempts)
 
-    env = processes.environ(w.agent_pid) if w.agent_pid else {}
-    return {k: v for k, v in env.items() if k in KEEP_ENV}
+    # -- looking again -------------------------------------------------------------------------
 
-
-def stop_tree(pid: int, grace: float = 3.0) -> None:
-    """SIGTERM the process and its children, wait, then SIGKILL what is left."""
-    try:
-        root = psutil.Process(pid)
-        procs = [root, *root.children(recursive=True)]
-    except psutil.Error:
-        return
-    for proc in procs:
-        with contextlib.suppress(psutil.Error):
-            proc.send_signal(signal.SIGTERM)
-    _, alive = psutil.wait_procs(procs, timeout=grace)
-    for proc in alive:
-        with contextlib.suppress(OSError):
-            os.kill(proc.pid, signal.SIGKILL)
+    def look_again(self, pane_id: str, delays: tuple[float, ...] = LOOK_AGAIN) -> None:
+        """Re-read a pane a few times soon (a new process may take a moment to appear)."""
+        now = self.clock.wall()
+        for delay in delays:
+            self.scheduler.at(now + delay, Rescan(pane_id))

@@ -14,21 +14,29 @@ import logging
 import os
 import shutil
 import uuid
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from pitcrew.supervisor.adapters import git, sessions, transcripts
 from pitcrew.supervisor.adapters.notifier import Message
 from pitcrew.supervisor.core import brief as briefs
 from pitcrew.supervisor.core.records import Badge, Decision
 from pitcrew.supervisor.core.seats import AgentChoice, Seat
+from pitcrew.supervisor.providers.loader import Registry
 from pitcrew.supervisor.providers.model import Provider
-
-if TYPE_CHECKING:
-    from pitcrew.supervisor.service.loop import Supervisor
-    from pitcrew.supervisor.service.watched import Watched
+from pitcrew.supervisor.service.ports import (
+    Clock,
+    LedgerPort,
+    NotifyPort,
+    Persist,
+    TmuxPort,
+)
+from pitcrew.supervisor.service.watched import Watched
 
 log = logging.getLogger("pitcrew")
+
+QueueBrief = Callable[[str, str], object]     # (terminal key, text) → queued delivery
+LookAgain = Callable[[str], None]             # re-read a pane soon
 
 
 def launch_argv(provider: Provider, choice: AgentChoice) -> tuple[str, ...]:
@@ -44,19 +52,42 @@ def installed(provider: Provider) -> bool:
     return shutil.which(exe) is not None
 
 
+def load(saved: object) -> tuple[dict[str, str], dict[str, str]]:
+    """(holders, terminals) from state.json; anything that is not a str → str table is empty."""
+    raw = saved if isinstance(saved, Mapping) else {}
+
+    def table(value: object) -> dict[str, str]:
+        if not isinstance(value, Mapping):
+            return {}
+        return {str(k): str(v) for k, v in value.items() if isinstance(v, str)}
+
+    return table(raw.get("holders")), table(raw.get("terminals"))
+
+
 class SeatBook:
-    def __init__(self, sup: Supervisor, saved: Mapping[str, Any] | None = None) -> None:
-        self.sup = sup
-        saved = saved or {}
-        self.holders: dict[str, str] = dict(saved.get("holders", {}))
-        self.terminals: dict[str, str] = dict(saved.get("terminals", {}))
+    def __init__(self, seats: Callable[[], tuple[Seat, ...]], registry: Registry,
+                 tmux: TmuxPort, clock: Clock, ledger: LedgerPort, gate: NotifyPort,
+                 persist: Persist, queue_brief: QueueBrief, look_again: LookAgain,
+                 saved: object = None, is_installed: Callable[[Provider], bool] = installed
+                 ) -> None:
+        self.seats = seats
+        self.registry = registry
+        self.tmux = tmux
+        self.clock = clock
+        self.ledger = ledger
+        self.gate = gate
+        self.persist = persist
+        self.queue_brief = queue_brief
+        self.look_again = look_again
+        self.is_installed = is_installed
+        self.holders, self.terminals = load(saved)
         self._switching: set[str] = set()
 
     def to_json(self) -> dict[str, Any]:
         return {"holders": dict(self.holders), "terminals": dict(self.terminals)}
 
     def seat(self, name: str) -> Seat | None:
-        return next((s for s in self.sup.app.config.seats if s.name == name), None)
+        return next((s for s in self.seats() if s.name == name), None)
 
     def seat_of(self, key: str) -> Seat | None:
         name = self.terminals.get(key)
@@ -64,7 +95,7 @@ class SeatBook:
 
     def bind(self, seat_name: str, key: str) -> None:
         self.terminals[key] = seat_name
-        self.sup.persist()
+        self.persist()
         log.info("%s: sits in seat %s", key, seat_name)
 
     def holder(self, seat: Seat) -> AgentChoice:
@@ -75,10 +106,9 @@ class SeatBook:
         agents = seat.agents
         current = self.holder(seat)
         start = agents.index(current) + 1 if current in agents else 1
-        registry = self.sup.app.registry
         for choice in agents[start:]:
-            provider = registry.get(choice.provider)
-            if provider is not None and installed(provider):
+            provider = self.registry.get(choice.provider)
+            if provider is not None and self.is_installed(provider):
                 return choice
         return None
 
@@ -86,51 +116,54 @@ class SeatBook:
         seat = self.seat_of(w.key)
         return seat is not None and self.next_backup(seat) is not None
 
+    def seated(self, w: Watched) -> bool:
+        return self.seat_of(w.key) is not None
+
     def fail_over(self, w: Watched, reason: str) -> None:
         seat = self.seat_of(w.key)
         if seat is None or w.key in self._switching:
             return
         backup = self.next_backup(seat)
         if backup is None:
-            self.sup.gate.offer(Message(
+            self.gate.offer(Message(
                 f'Seat "{seat.name}" has no installed backup left',
                 f"{w.provider.display_name}: {reason}", f"seat:{seat.name}:no-backup", w.key))
             return
-        provider = self.sup.app.registry.get(backup.provider)
+        provider = self.registry.get(backup.provider)
         assert provider is not None
-        pane = self.sup.tmux.pane(w.pane_id)
+        pane = self.tmux.pane(w.pane_id)
         session = pane.session_name if pane is not None else (seat.session or seat.name)
         cwd = os.path.expanduser(seat.cwd)
         self._switching.add(w.key)
         try:
-            new_pane = self.sup.tmux.new_window(session, launch_argv(provider, backup), cwd,
-                                                name=f"{seat.name}-{backup.provider}")
+            new_pane = self.tmux.new_window(session, launch_argv(provider, backup), cwd,
+                                            name=f"{seat.name}-{backup.provider}")
         except Exception as exc:  # the tmux or the directory may be gone
             log.error("seat %s: could not start %s: %s", seat.name, backup.label(), exc)
             self._switching.discard(w.key)
             return
-        self.sup.tmux.set_remain_on_exit(new_pane)
-        new_key = f"{self.sup.server}:{new_pane}"
+        self.tmux.set_remain_on_exit(new_pane)
+        new_key = f"{self.tmux.label}:{new_pane}"
         self.holders[seat.name] = backup.label()
         self.terminals[new_key] = seat.name
         text = self.task_brief(w, seat, provider, reason)
-        self.sup.deliveries.queue(new_key, text, kind="brief")
+        self.queue_brief(new_key, text)
         inc = w.state.incident
         prompt = inc.prompt if inc else (w.state.task or "")
-        self.sup.ledger.append(Decision(
-            Badge.SWITCHED, self.sup.clock(), w.state.terminal, w.state.agent, prompt,
+        self.ledger.append(Decision(
+            Badge.SWITCHED, self.clock.wall(), w.state.terminal, w.state.agent, prompt,
             w.state.project, "seat failover", f"{reason}; {provider.display_name} took seat "
             f"{seat.name} in a new window ({new_pane})", inc.attempts if inc else 0,
             {"seat": seat.name, "from": w.provider.name, "to": backup.label(),
              "pane": new_pane, "brief_chars": len(text)}))
-        self.sup.gate.offer(Message(
+        self.gate.offer(Message(
             f'Seat "{seat.name}" switched to {provider.display_name}',
             f"{w.provider.display_name} stopped ({reason}); the task continues in {new_pane}.",
             f"seat:{seat.name}:switched:{new_pane}", new_key))
         log.info("seat %s: %s → %s in %s", seat.name, w.provider.name, backup.label(), new_pane)
         self._switching.discard(w.key)
-        self.sup.persist()
-        self.sup.rescan_soon(new_pane)
+        self.persist()
+        self.look_again(new_pane)
 
     def task_brief(self, w: Watched, seat: Seat, to: Provider, reason: str) -> str:
         ref = sessions.find_session(w.provider.sessions, w.cwd) if w.cwd else None

@@ -36,6 +36,8 @@ class Watched:
     dirty: bool = True
     last_read: float = 0.0        # monotonic
     screen: Classification | None = None
+    last_text: str = ""           # the text of the last reading
+    last_alive: bool = False      # whether the agent ran at the last reading
     quiet_reported: bool = False
     typed_at: float | None = None # monotonic
     typed_text: str = ""

@@ -17,16 +17,19 @@ from pytestqt.qtbot import QtBot
 from pitcrew.desktop.dashboard import TITLE, Dashboard
 from pitcrew.desktop.dashboard.checkers import MAX_CHECKERS, CheckerList
 from pitcrew.desktop.dashboard.timeline import Timeline, segments
+from pitcrew.supervisor.api.commands import (
+    Command,
+    ConsentAsked,
+    SetAutopilot,
+    SetSetting,
+    consent,
+)
 from pitcrew.supervisor.api.view import (
     CheckerView,
     DecisionView,
     SettingsView,
     TerminalView,
     View,
-    autopilot,
-    consent,
-    consent_asked,
-    set_setting,
 )
 
 NOW = 1_750_000_000.0
@@ -75,12 +78,12 @@ def with_checkers(view: View, *labels: str, missing: tuple[str, ...] = ()) -> Vi
 
 
 @pytest.fixture
-def sent() -> list[dict[str, Any]]:
+def sent() -> list[Command]:
     return []
 
 
 @pytest.fixture
-def dash(qtbot: QtBot, sent: list[dict[str, Any]]) -> Dashboard:
+def dash(qtbot: QtBot, sent: list[Command]) -> Dashboard:
     window = Dashboard(sent.append)
     qtbot.addWidget(window)
     window.show()
@@ -117,34 +120,34 @@ def click_when_modal(qtbot: QtBot, object_name: str) -> list[str]:
 # -- Autopilot ---------------------------------------------------------------------------------
 
 def test_autopilot_on_with_consent_sends_on(qtbot: QtBot, dash: Dashboard,
-                                            sent: list[dict[str, Any]]) -> None:
+                                            sent: list[Command]) -> None:
     dash.show_view(make_view(consent=True))
     dash.open_page("autopilot")
     card = dash.diagnosis.autopilot
     click(qtbot, card.switch)
-    assert sent == [autopilot("on")]
+    assert sent == [SetAutopilot("on")]
     assert not card.switch.isChecked(), "the switch waits for the View"
     dash.show_view(make_view(mode="on", status_line=WATCHING))
     assert card.switch.isChecked()
     assert card.status.text() == WATCHING
     click(qtbot, card.pause)
     click(qtbot, card.switch)
-    assert sent[1:] == [autopilot("pause"), autopilot("off")]
+    assert sent[1:] == [SetAutopilot("pause"), SetAutopilot("off")]
 
 
 def test_autopilot_on_without_consent_declined_sends_nothing_but_asked(
-        qtbot: QtBot, dash: Dashboard, sent: list[dict[str, Any]]) -> None:
+        qtbot: QtBot, dash: Dashboard, sent: list[Command]) -> None:
     dash.show_view(make_view(consent=False, consent_asked=False))
     dash.open_page("autopilot")
     seen = click_when_modal(qtbot, "consent_not_now")
     click(qtbot, dash.diagnosis.autopilot.switch)
     qtbot.waitUntil(lambda: bool(seen))
-    assert sent == [consent_asked()]
+    assert sent == [ConsentAsked()]
     assert not dash.diagnosis.autopilot.switch.isChecked()
 
 
 def test_autopilot_on_without_consent_accepted_real_dialog(
-        qtbot: QtBot, dash: Dashboard, sent: list[dict[str, Any]]) -> None:
+        qtbot: QtBot, dash: Dashboard, sent: list[Command]) -> None:
     view = with_checkers(make_view(consent=False, consent_asked=False), "codex", "kimi",
                          missing=("kimi",))
     dash.show_view(view)
@@ -152,7 +155,7 @@ def test_autopilot_on_without_consent_accepted_real_dialog(
     seen = click_when_modal(qtbot, "consent_allow")
     click(qtbot, dash.diagnosis.autopilot.switch)
     qtbot.waitUntil(lambda: bool(seen))
-    assert sent == [consent(True), autopilot("on"), consent_asked()]
+    assert sent == [ConsentAsked(), consent(True), SetAutopilot("on")]
     text = seen[0]
     assert "last ~200 lines" in text and "API keys" in text and "private-key" in text
     assert "Codex, Kimi (not installed)" in text
@@ -169,7 +172,7 @@ def test_consent_dialog_names_first_installed_candidate_when_none_chosen(qtbot: 
 
 
 def test_off_for_launch_shows_line_disables_controls_and_sends_nothing(
-        qtbot: QtBot, dash: Dashboard, sent: list[dict[str, Any]]) -> None:
+        qtbot: QtBot, dash: Dashboard, sent: list[Command]) -> None:
     dash.ask_consent = lambda parent, view: pytest.fail("no dialog when off for this launch")
     dash.show_view(make_view(off_for_launch=True, consent=False, status_line="Off."))
     dash.open_page("autopilot")
@@ -186,7 +189,7 @@ def test_off_for_launch_shows_line_disables_controls_and_sends_nothing(
 
 
 def test_ask_to_continue_and_paused_resume(qtbot: QtBot, dash: Dashboard,
-                                           sent: list[dict[str, Any]]) -> None:
+                                           sent: list[Command]) -> None:
     dash.show_view(make_view(mode="paused", status_line="Paused"))
     dash.open_page("autopilot")
     card = dash.diagnosis.autopilot
@@ -194,7 +197,7 @@ def test_ask_to_continue_and_paused_resume(qtbot: QtBot, dash: Dashboard,
     assert card.ask_to_continue.isChecked()
     click(qtbot, card.ask_to_continue)
     click(qtbot, card.pause)
-    assert sent == [set_setting("autopilot", "ask_to_continue", False), autopilot("resume")]
+    assert sent == [SetSetting("autopilot", "ask_to_continue", False), SetAutopilot("resume")]
 
 
 def test_recent_decisions_shows_the_newest_five_with_badges(qtbot: QtBot,
@@ -216,20 +219,20 @@ def test_recent_decisions_shows_the_newest_five_with_badges(qtbot: QtBot,
 # -- AI Diagnosis: switch, mode, consent, checkers -----------------------------------------------
 
 def test_diagnosis_switch_and_mode(qtbot: QtBot, dash: Dashboard,
-                                   sent: list[dict[str, Any]]) -> None:
+                                   sent: list[Command]) -> None:
     dash.show_view(make_view())
     dash.open_page("diagnosis")
     page = dash.diagnosis
     assert page.enabled.isChecked() and page.with_ai.isChecked()
     click(qtbot, page.enabled)
     click(qtbot, page.timer)
-    assert sent == [set_setting("diagnosis", "enabled", False),
-                    set_setting("diagnosis", "mode", "timer")]
+    assert sent == [SetSetting("diagnosis", "enabled", False),
+                    SetSetting("diagnosis", "mode", "timer")]
     assert page.with_ai.isChecked(), "the radio waits for the View"
 
 
 def test_with_ai_without_consent_asks_once(qtbot: QtBot, dash: Dashboard,
-                                           sent: list[dict[str, Any]]) -> None:
+                                           sent: list[Command]) -> None:
     asked: list[View] = []
 
     def accept(parent: QWidget | None, view: View) -> bool:
@@ -245,18 +248,18 @@ def test_with_ai_without_consent_asks_once(qtbot: QtBot, dash: Dashboard,
     assert page.consent_line.text().startswith("Checkers are off until you allow")
     click(qtbot, page.with_ai)
     assert len(asked) == 1
-    assert sent == [set_setting("diagnosis", "mode", "ai"), consent(True), consent_asked()]
+    assert sent == [SetSetting("diagnosis", "mode", "ai"), consent(True), ConsentAsked()]
     sent.clear()
     dash.show_view(dataclasses.replace(timer_view, consent_asked=True))
     click(qtbot, page.with_ai)
-    assert len(asked) == 1 and sent == [set_setting("diagnosis", "mode", "ai")]
+    assert len(asked) == 1 and sent == [SetSetting("diagnosis", "mode", "ai")]
     sent.clear()
     click(qtbot, page.consent_button)
-    assert len(asked) == 2 and sent == [consent(True), consent_asked()]
+    assert len(asked) == 2 and sent == [consent(True), ConsentAsked()]
 
 
 def test_checker_list_order_remove_and_limit(qtbot: QtBot, dash: Dashboard,
-                                             sent: list[dict[str, Any]]) -> None:
+                                             sent: list[Command]) -> None:
     base = make_view()
     dash.show_view(base)
     dash.open_page("diagnosis")
@@ -267,7 +270,7 @@ def test_checker_list_order_remove_and_limit(qtbot: QtBot, dash: Dashboard,
     assert titles[:6] == ["Claude", "Codex", "Gemini", "OpenCode", "Qwen", "Grok"]
     assert titles[6:] == ["Kimi (not installed)", "Hermes (not installed)"]
     checkers.add_menu.actions()[1].trigger()
-    assert sent[-1] == set_setting("diagnosis", "checkers", ["codex"])
+    assert sent[-1] == SetSetting("diagnosis", "checkers", ["codex"])
 
     dash.show_view(with_checkers(base, "codex", "claude:opus", "kimi", missing=("kimi",)))
     rows = checkers.rows
@@ -277,11 +280,11 @@ def test_checker_list_order_remove_and_limit(qtbot: QtBot, dash: Dashboard,
     assert not rows[0].up.isEnabled() and not rows[2].down.isEnabled()
     assert checkers.add.isEnabled() and not checkers.limit.isVisible()
     click(qtbot, rows[2].up)
-    assert sent[-1] == set_setting("diagnosis", "checkers", ["codex", "kimi", "claude:opus"])
+    assert sent[-1] == SetSetting("diagnosis", "checkers", ["codex", "kimi", "claude:opus"])
     click(qtbot, rows[0].down)
-    assert sent[-1] == set_setting("diagnosis", "checkers", ["claude:opus", "codex", "kimi"])
+    assert sent[-1] == SetSetting("diagnosis", "checkers", ["claude:opus", "codex", "kimi"])
     click(qtbot, rows[1].remove)
-    assert sent[-1] == set_setting("diagnosis", "checkers", ["codex", "kimi"])
+    assert sent[-1] == SetSetting("diagnosis", "checkers", ["codex", "kimi"])
 
     dash.show_view(with_checkers(base, "kimi", "codex", "claude:opus", "gemini",
                                  missing=("kimi",)))
@@ -296,7 +299,7 @@ def test_checker_list_order_remove_and_limit(qtbot: QtBot, dash: Dashboard,
 
 
 def test_checker_model_picker(qtbot: QtBot, dash: Dashboard,
-                              sent: list[dict[str, Any]]) -> None:
+                              sent: list[Command]) -> None:
     dash.show_view(with_checkers(make_view(), "claude", "codex:o3"))
     dash.open_page("diagnosis")
     rows = dash.diagnosis.checkers.rows
@@ -306,15 +309,15 @@ def test_checker_model_picker(qtbot: QtBot, dash: Dashboard,
                                                                   "opus"]
     assert rows[1].model.currentText() == "o3"
     combo.activated.emit(2)   # what choosing "opus" from the open list emits
-    assert sent[-1] == set_setting("diagnosis", "checkers", ["claude:opus", "codex:o3"])
+    assert sent[-1] == SetSetting("diagnosis", "checkers", ["claude:opus", "codex:o3"])
     rows[1].model.activated.emit(0)
-    assert sent[-1] == set_setting("diagnosis", "checkers", ["claude", "codex"])
+    assert sent[-1] == SetSetting("diagnosis", "checkers", ["claude", "codex"])
     edit = rows[0].model.lineEdit()
     assert edit is not None
     edit.selectAll()
     qtbot.keyClicks(edit, "haiku-4")
     qtbot.keyClick(edit, Qt.Key.Key_Return)
-    assert sent[-1] == set_setting("diagnosis", "checkers", ["claude:haiku-4", "codex:o3"])
+    assert sent[-1] == SetSetting("diagnosis", "checkers", ["claude:haiku-4", "codex:o3"])
 
 
 # -- navigation ----------------------------------------------------------------------------------

@@ -1,0 +1,100 @@
+"""Running the Autopilot core: observations in, the effects executor carries out what it decides.
+
+`core.autopilot` holds the rules; this holds what they need from the running app (the mode
+from config, pause and the launch's environment, the provider's resume commands, whether the
+terminal's seat has a backup) and the one `feed` every part uses to hand the core an
+observation.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+
+from pitcrew.supervisor.core.autopilot import decide, resume_now, set_mode
+from pitcrew.supervisor.core.policy import RestartPolicy
+from pitcrew.supervisor.core.records import Action, Observation
+from pitcrew.supervisor.core.settings import Context, Mode
+from pitcrew.supervisor.service.effects import Effects
+from pitcrew.supervisor.service.ports import Changed, Clock, Persist
+from pitcrew.supervisor.service.watched import Watched
+from pitcrew.supervisor.store.config import Config
+
+WATCHING = ("Watching. Acts only when a running task goes quiet, its process exits, or a "
+            "message to it stalls. Idle tabs are never checked.")
+
+
+def status_line(mode: Mode, off_for_launch: bool) -> str:
+    """The Autopilot card's line (SPEC §4), also printed by `pitcrew autopilot`."""
+    if off_for_launch:
+        return "Off for this launch."
+    if mode is Mode.OFF:
+        return "Off."
+    if mode is Mode.PAUSED:
+        return "Paused"
+    return WATCHING
+
+
+class AutopilotService:
+    def __init__(self, clock: Clock, effects: Effects, persist: Persist, changed: Changed,
+                 config: Callable[[], Config], paused: Callable[[], bool],
+                 has_backup: Callable[[Watched], bool], policy: RestartPolicy,
+                 off_for_launch: bool, rng: random.Random | None = None) -> None:
+        self.clock = clock
+        self.effects = effects
+        self.persist = persist
+        self.changed = changed
+        self.config = config
+        self.paused = paused
+        self.has_backup = has_backup
+        self.policy = policy
+        self.off_for_launch = off_for_launch
+        self.rng = rng or random.Random()
+
+    def mode(self) -> Mode:
+        if self.off_for_launch or not self.config().autopilot:
+            return Mode.OFF
+        return Mode.PAUSED if self.paused() else Mode.ON
+
+    def status_line(self) -> str:
+        return status_line(self.mode(), self.off_for_launch)
+
+    def context_for(self, w: Watched) -> Context:
+        p = w.provider
+        config = self.config()
+        return Context(
+            mode=self.mode(), ask_to_continue=config.ask_to_continue,
+            timer_mode=config.diagnosis_mode == "timer",
+            resume_by_id=p.resume.by_id, resume_latest=p.resume.latest,
+            continue_message=p.screen.continue_message, has_backup=self.has_backup(w),
+            policy=self.policy,
+        )
+
+    def feed(self, w: Watched, obs: Observation) -> tuple[Action, ...]:
+        before = w.state
+        w.state, actions = decide(w.state, obs, self.clock.wall(), self.context_for(w),
+                                  self.rng)
+        self.run(w, actions)
+        if w.state != before:
+            self.persist()
+        if actions or w.state != before:
+            self.changed()
+        return actions
+
+    def run(self, w: Watched, actions: tuple[Action, ...]) -> None:
+        for action in actions:
+            self.effects.run(w, action)
+
+    def resume_now(self, w: Watched) -> bool:
+        """A notification's *Resume now*: act on a waiting incident at once."""
+        w.state, actions = resume_now(w.state, self.clock.wall(), self.context_for(w), self.rng)
+        self.run(w, actions)
+        self.persist()
+        return bool(actions)
+
+    def mode_changed(self, watched: dict[str, Watched]) -> None:
+        for w in watched.values():
+            w.state, actions = set_mode(w.state, self.mode(), self.clock.wall(),
+                                        self.context_for(w), self.rng)
+            self.run(w, actions)
+        self.persist()

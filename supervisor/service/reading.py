@@ -1,0 +1,58 @@
+"""Reading one terminal's screen now: capture, classify, and whether its agent still runs.
+
+Every part that needs a fresh look (the loop after output, the effects executor before it
+types, deliveries confirming a message, a diagnosis) asks this one reader, so a reading is
+always taken the same way and remembered on the terminal (`Watched.screen`, `.last_read`,
+`.last_text`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from pitcrew.supervisor.core.screen import Classification
+from pitcrew.supervisor.service.ports import Clock, TmuxReads
+from pitcrew.supervisor.service.watched import Watched
+
+IsAlive = Callable[[int, float | None], bool]   # (pid, create time) → still that process
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    screen: Classification | None     # None: the pane is gone
+    alive: bool                       # the agent process runs
+    text: str = ""                    # what was captured
+
+
+class Reader:
+    def __init__(self, tmux: TmuxReads, clock: Clock, is_alive: IsAlive,
+                 zone: Callable[[], dt.tzinfo]) -> None:
+        self.tmux = tmux
+        self.clock = clock
+        self.is_alive = is_alive
+        self.zone = zone
+        self.reads = 0                # screens captured (tests count them)
+
+    def read(self, w: Watched) -> Reading:
+        pane = self.tmux.pane(w.pane_id)
+        if pane is None:
+            return Reading(None, False)
+        # a dying pane's last screen is scrolled into history above tmux's "Pane is dead" line
+        text = self.tmux.capture(w.pane_id, history=pane.height if pane.dead else 0)
+        self.reads += 1
+        if text is None:
+            return Reading(None, False)
+        alive = (not pane.dead and w.agent_pid is not None
+                 and self.is_alive(w.agent_pid, w.agent_started))
+        screen = w.read(text, dt.datetime.fromtimestamp(self.clock.wall(), dt.UTC), self.zone())
+        w.screen, w.last_text, w.last_read = screen, text, self.clock.mono()
+        w.last_alive = alive
+        return Reading(screen, alive, text)
+
+    def fresh(self, w: Watched, max_age: float) -> Reading:
+        """The last reading if it is at most `max_age` seconds old, else a new one."""
+        if w.screen is not None and self.clock.mono() - w.last_read < max_age:
+            return Reading(w.screen, w.last_alive, w.last_text)
+        return self.read(w)
