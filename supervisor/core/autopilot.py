@@ -37,6 +37,7 @@ from pitcrew.supervisor.core import recovery
 from pitcrew.supervisor.core.health import Health, HealthEvent, IllegalTransition, advance
 from pitcrew.supervisor.core.records import (
     Action,
+    Badge,
     DeliveryStalled,
     Observation,
     Phase,
@@ -44,6 +45,7 @@ from pitcrew.supervisor.core.records import (
     ProcessStarted,
     PromptSubmitted,
     ScreenSeen,
+    Superseded,
     TaskFinished,
     TerminalState,
     Tick,
@@ -82,6 +84,8 @@ def decide(
             _on_stalled(plan, obs)
         case Tick():
             _on_tick(plan, obs)
+        case Superseded():
+            _on_superseded(plan, obs)
     return plan.state, tuple(plan.actions)
 
 
@@ -126,23 +130,39 @@ def _on_exit(plan: recovery.Plan, obs: ProcessExited) -> None:
     state = plan.state
     if obs.generation != state.generation:
         return  # a late exit of a process Pitcrew already replaced: never remove the new one
-    normal = obs.status == 0 or (obs.signal in USER_SIGNALS)
-    if obs.status is None and obs.signal is None:
-        screen = obs.screen.state if obs.screen else ScreenState.UNKNOWN
-        normal = screen not in recovery.FAILURE_SCREENS
-    if normal:
+    if state.incident is not None and state.incident.phase is Phase.CONFIRMING:
+        _health(plan, HealthEvent.SEEN_DEAD)
+        plan.resume_failed(obs)  # the relaunch itself died, however (e.g. no such session)
+        return
+    if _normal_exit(obs):
         _health(plan, HealthEvent.FINISHED)
         plan.state = replace(plan.state, task=None)
         return
     _health(plan, HealthEvent.SEEN_DEAD)
-    if state.incident is not None and state.incident.phase is Phase.CONFIRMING:
-        plan.resume_failed(obs)  # the relaunch itself died (e.g. no such session)
-        return
     if state.task is None:
         return  # no running prompt: not Autopilot's business
     plan.state = replace(plan.state, crashes=(*state.crashes, plan.now))
     plan.failure(trigger="process exited", reason=recovery.exit_reason(obs),
                  screen=obs.screen, alive=False)
+
+
+def _normal_exit(obs: ProcessExited) -> bool:
+    """Status 0, or a signal a person sends (Ctrl-C, kill, closing the pane), or — when the
+    status cannot be read (an agent started from a shell) — the `^C` a person typed, or a
+    last screen that shows no failure."""
+    if obs.status is not None or obs.signal is not None:
+        return obs.status == 0 or obs.signal in USER_SIGNALS
+    if obs.interrupted:
+        return True
+    screen = obs.screen.state if obs.screen else ScreenState.UNKNOWN
+    return screen not in recovery.FAILURE_SCREENS
+
+
+def _on_superseded(plan: recovery.Plan, obs: Superseded) -> None:
+    if plan.state.incident is None:
+        return
+    plan.record(Badge.SKIPPED, f"did not act: {obs.reason}; the incident is closed")
+    plan.state = replace(plan.state, incident=None, task=None)
 
 
 def _on_screen(plan: recovery.Plan, obs: ScreenSeen) -> None:

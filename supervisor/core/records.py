@@ -34,12 +34,15 @@ class TaskFinished:
 
 @dataclass(frozen=True, slots=True)
 class ProcessExited:
-    """The agent process of `generation` is gone. `status`/`signal` when tmux knows them."""
+    """The agent process of `generation` is gone. `status`/`signal` when tmux knows them
+    (an agent started from a shell is not tmux's child: its status cannot be read).
+    `interrupted`: the screen shows the `^C` a person typed to stop it."""
 
     generation: int
     status: int | None = None
     signal: int | None = None
     screen: Classification | None = None
+    interrupted: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,9 +89,18 @@ class Tick:
     active: bool | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class Superseded:
+    """Before acting on an earlier decision, the shell found a different agent there: the
+    tmux server restarted, someone else now runs in the pane, the session changed, or the
+    user restarted the agent by hand. The open incident is closed, never acted on."""
+
+    reason: str
+
+
 Observation = (
     PromptSubmitted | TaskFinished | ProcessExited | ProcessStarted | ScreenSeen | WentQuiet
-    | DeliveryStalled | Tick
+    | DeliveryStalled | Tick | Superseded
 )
 
 # -- actions -------------------------------------------------------------------------------
@@ -233,5 +245,7 @@ class TerminalState:
     incident: Incident | None = None
     incidents_opened: int = 0
     generation: int = 0            # bumped on each relaunch; older exits are ignored
+    server: str | None = None      # the tmux server's identity ("<pid>@<start time>")
+    agent_started: float | None = None  # the agent process's start time (its identity)
     restarts: tuple[float, ...] = ()   # continues/resumes in the last hour
     crashes: tuple[float, ...] = ()    # failed exits in the crash-loop window
