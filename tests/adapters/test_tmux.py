@@ -170,3 +170,10 @@ def test_server_identity_changes_when_the_server_restarts(tmux: TmuxServer) -> N
     second = tmux.tmux.server_identity()
     assert second is not None and second != first
     assert second.socket_path == first.socket_path
+
+
+def test_a_pane_in_copy_mode_says_so(tmux: TmuxServer) -> None:
+    pane = tmux.start("exec sleep 300")
+    assert not tmux.pane(pane).in_mode
+    tmux.tmux.run("copy-mode", "-t", pane)
+    wait_until(lambda: tmux.pane(pane).in_mode)
