@@ -5,6 +5,11 @@ interpreter (`node …/cli.js`, `python -m …`). Providers say how to recognise
 (`process.names`, `process.argv`); the shallowest match wins, so an agent that runs another
 CLI as a tool is still named for itself. Processes that vanish mid-walk are skipped, never an
 error.
+
+`launch_context()` records how a running agent was started (SPEC §7 "Launch styles"): typed at
+an interactive shell that is the pane's process (resume by typing at that shell once
+`shell_at_prompt()`), or as the pane's own command (respawn the pane with the captured program,
+cwd and environment). It must be taken while the agent runs: /proc forgets a dead process.
 """
 
 from __future__ import annotations
@@ -198,6 +203,9 @@ class LaunchContext:
     resume runs the same binary whatever PATH the resuming process has. `env` is the agent's
     own environment minus `NOT_REPLAYED`. The `shell_*` fields are set only for SHELL: the
     shell to type the resume command into, and its start time to know it is still the same.
+
+    `env` holds whatever the user exported, API keys included: keep `to_json()` in private
+    state (never the ledger or a log line).
     """
 
     style: LaunchStyle

@@ -150,6 +150,12 @@ class ServerIdentity:
     started: int          # seconds since the epoch, as tmux reports `#{start_time}`
 
 
+def _redacted(cmd: Sequence[str]) -> list[str]:
+    """`cmd` for the log: the values of `-e K=V` hidden (an agent's environment holds keys)."""
+    return [arg.split("=", 1)[0] + "=…" if prev == "-e" else arg
+            for prev, arg in zip(["", *cmd], cmd, strict=False)]
+
+
 class Tmux:
     """A handle on one tmux server: the user's default one, or `-L socket` / `-S path`."""
 
@@ -207,7 +213,7 @@ class Tmux:
         )
         log.debug(
             "tmux %s -> %s", " ".join(args[:2]), result.returncode,
-            extra={"tmux_cmd": cmd, "tmux_exit_code": result.returncode},
+            extra={"tmux_cmd": _redacted(cmd), "tmux_exit_code": result.returncode},
         )
         return result
 
@@ -294,7 +300,8 @@ class Tmux:
         """Run `argv` in the dead pane `pane_id`, in `cwd`, with `env` on top of the session's
         environment (PATH included, see the module docstring). A pane whose process still runs
         is refused with TmuxError unless `kill` is set: respawning kills what runs there, and
-        that must never be a user's shell by accident."""
+        that must never be a user's shell by accident. The values travel on the tmux client's
+        command line for the few milliseconds it runs (never into Pitcrew's log)."""
         args = ["respawn-pane", "-t", pane_id]
         if kill:
             args.append("-k")

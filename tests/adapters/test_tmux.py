@@ -177,3 +177,13 @@ def test_a_pane_in_copy_mode_says_so(tmux: TmuxServer) -> None:
     assert not tmux.pane(pane).in_mode
     tmux.tmux.run("copy-mode", "-t", pane)
     wait_until(lambda: tmux.pane(pane).in_mode)
+
+
+def test_an_environment_passed_to_tmux_never_reaches_the_log(tmux: TmuxServer, caplog) -> None:
+    pane = tmux.start("exit 1")
+    wait_until(lambda: tmux.pane(pane).dead)
+    with caplog.at_level("DEBUG", logger="pitcrew.supervisor.adapters.tmux"):
+        tmux.tmux.respawn(pane, ["sleep", "300"], env={"API_KEY": "sk-secret-value"})
+    logged = [" ".join(r.tmux_cmd) for r in caplog.records if hasattr(r, "tmux_cmd")]
+    assert any("API_KEY=" in line for line in logged)
+    assert not any("sk-secret-value" in line for line in logged)
