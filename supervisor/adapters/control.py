@@ -1,11 +1,25 @@
 """Learning about output and new panes from tmux itself, at no cost while nothing happens.
 
 One read-only control-mode client (`tmux -C attach -r -f ignore-size,read-only`) per tmux
-session: tmux pushes `%output %<pane> …` lines when a pane prints and `%window-add`,
-`%sessions-changed`, … when panes come and go. The client never sends a key and never
-changes a window's size. Output notifications are coalesced per pane (at most one event per
-`coalesce` seconds, and always one after the last output of a burst, so the screen a burst
-ends on is always read), so a streaming agent costs a few events a second, an idle one none.
+session. The client never sends a key and never changes a window's size; the only command it
+sends is its own format subscription. What it reports (`emit`):
+
+* `Output(pane)` when a pane printed. Coalesced per pane (at most one event per `coalesce`
+  seconds, and always one after the last output of a burst, so the screen a burst ends on is
+  always read): a streaming agent costs a few events a second, an idle one none.
+* `Topology(session, pane_id=None)` at once when panes, windows or sessions come or go
+  (`%window-add`, `%unlinked-window-add`, `%sessions-changed`, `%layout-change` for a split,
+  `%window-close`, …), and `Topology(session, pane_id)` within about a second when the command
+  running in one of the session's panes changes (the user typed `claude` at the shell of a
+  pane that already existed; tmux re-checks a subscription once a second, tmux >= 3.2).
+  Focus changes (`%session-window-changed`, `%window-pane-changed`) count too: cheap, and a
+  loop that rescans on them sees a freshly selected pane at once. `%pane-mode-changed` (copy
+  mode on or off) does not: no pane came or went (`PaneInfo.in_mode` says whether typing
+  would land in copy mode).
+* `ControlGone(session, reason, server_gone)` once, when the client ended without `stop()`:
+  the session closed, or — `server_gone` — the whole tmux server went away (killed, crashed,
+  or its last session closed), which the loop logs as "the tmux server went away". Every
+  client of a vanished server reports it.
 """
 
 from __future__ import annotations
@@ -19,15 +33,19 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pitcrew.supervisor.adapters.tmux import Tmux
+from pitcrew.supervisor.adapters.tmux import SEP, Tmux
+from pitcrew.supervisor.core.errors import TmuxError
 
 log = logging.getLogger(__name__)
 
 TOPOLOGY = (
     b"%window-add", b"%window-close", b"%unlinked-window-add", b"%unlinked-window-close",
-    b"%sessions-changed", b"%session-window-changed", b"%layout-change", b"%pane-mode-changed",
+    b"%sessions-changed", b"%session-window-changed", b"%layout-change",
     b"%window-pane-changed", b"%session-changed",
 )
+SUBSCRIPTION = "pitcrew-panes"
+# What a change of is reported per pane: a new process (respawn), a death, another command.
+PANE_WATCH = "#{pane_pid}:#{pane_dead}:#{pane_current_command}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,12 +56,21 @@ class Output:
 
 @dataclass(frozen=True, slots=True)
 class Topology:
+    """Panes may have come, gone or changed in `session`: list them again. `pane_id` is set
+    when only that pane's process or command changed."""
+
     session: str
+    pane_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class ControlGone:
+    """The control client of `session` ended. `server_gone`: the tmux server itself is gone
+    (not just the session); `reason` is what tmux's `%exit` line said, if anything."""
+
     session: str
+    reason: str = ""
+    server_gone: bool = False
 
 
 class ControlClient(threading.Thread):
@@ -56,18 +83,40 @@ class ControlClient(threading.Thread):
         self.coalesce = coalesce
         self.proc: subprocess.Popen[bytes] | None = None
         self._stopping = threading.Event()
+        self._panes: dict[str, str] = {}     # pane → its last PANE_WATCH value
+        self._exit_reason = ""
+        self._subscribed = False
 
     def start_client(self) -> bool:
         cmd = [*self.tmux._base(), "-C", "attach-session", "-r", "-f", "ignore-size,read-only",
                "-t", f"={self.session}"]
         try:
+            self._panes = self._pane_values()   # before subscribing: only changes are news
             self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                          stderr=subprocess.DEVNULL)
-        except OSError as exc:
+        except (OSError, TmuxError) as exc:
             log.warning("cannot watch tmux session %s: %s", self.session, exc)
             return False
         self.start()
         return True
+
+    def _subscribe(self) -> None:
+        """Ask for pane changes. Sent once the client is attached (its `%session-changed`):
+        sent earlier, tmux answers "no current client" and never reports anything."""
+        if self.proc is None or self.proc.stdin is None:
+            return
+        try:
+            self.proc.stdin.write(
+                f"refresh-client -B '{SUBSCRIPTION}:%*:{PANE_WATCH}'\n".encode())
+            self.proc.stdin.flush()
+        except (OSError, ValueError):   # the client is already gone (or stopped)
+            pass
+
+    def _pane_values(self) -> dict[str, str]:
+        result = self.tmux.run("list-panes", "-s", "-t", f"={self.session}",
+                               "-F", f"#{{pane_id}}{SEP}{PANE_WATCH}")
+        rows = (line.split(SEP, 1) for line in result.stdout.splitlines()) if result.ok else ()
+        return {row[0]: row[1] for row in rows if len(row) == 2}
 
     def run(self) -> None:
         assert self.proc is not None and self.proc.stdout is not None
@@ -91,7 +140,15 @@ class ControlClient(threading.Thread):
             for pane, at in throttle.flush():
                 self.emit(Output(pane, at))
             if not self._stopping.is_set():
-                self.emit(ControlGone(self.session))
+                self.emit(ControlGone(self.session, self._exit_reason, self._server_gone()))
+
+    def _server_gone(self) -> bool:
+        """No session left means no server: tmux exits with its last session (and one shutting
+        down after `kill-server` may still answer, with no sessions)."""
+        try:
+            return self.tmux.server_identity() is None
+        except TmuxError:
+            return True
 
     def handle_lines(self, lines: list[bytes], throttle: Throttle) -> bool:
         """False once tmux says the client is done."""
@@ -102,10 +159,27 @@ class ControlClient(threading.Thread):
                 if throttle.offer(pane, now):
                     self.emit(Output(pane, now))
             elif line.startswith(TOPOLOGY):
+                if line.startswith(b"%session-changed") and not self._subscribed:
+                    self._subscribed = True
+                    self._subscribe()
                 self.emit(Topology(self.session))
+            elif line.startswith(b"%subscription-changed "):
+                self._pane_changed(line.decode("utf-8", "backslashreplace"))
             elif line.startswith(b"%exit"):
+                self._exit_reason = line[6:].decode("utf-8", "backslashreplace").strip()
                 return False
         return True
+
+    def _pane_changed(self, line: str) -> None:
+        # %subscription-changed NAME $session @window index %pane … : value
+        head, _, value = line.partition(" : ")
+        words = head.split()
+        if len(words) < 6 or words[1] != SUBSCRIPTION or not words[5].startswith("%"):
+            return
+        pane = words[5]
+        if self._panes.get(pane) != value:
+            self._panes[pane] = value
+            self.emit(Topology(self.session, pane))
 
     def stop(self) -> None:
         self._stopping.set()

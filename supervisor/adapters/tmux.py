@@ -17,6 +17,11 @@ Contract
 * When a pane dies with remain-on-exit on, tmux scrolls its last screen up into history and
   shows its "Pane is dead (status N, …)" line on an otherwise blank screen: capture a dead
   pane with `history=<pane height>` to read what it showed last.
+* `respawn()` passes the environment with `-e K=V`, but tmux (3.3a at least) gives a respawned
+  or new pane the PATH of the command-line client that asked for it, ignoring `-e PATH`; so
+  the tmux client itself runs with that PATH (`Tmux.run(..., path=…)`).
+* The server's identity is its socket, pid and start time (`#{socket_path}`, `#{pid}`,
+  `#{start_time}`): pane ids start again at %0 on a restarted server, its pid and start do not.
 * Text is typed with `send-keys -l` (literal: `;`, `{}`, `$(…)` arrive as typed); keys such as
   `Enter` are sent separately and only when asked for.
 """
@@ -25,8 +30,9 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from pitcrew.supervisor.core.errors import TmuxError, TmuxNotFound
@@ -38,8 +44,10 @@ PANE_FIELDS = (
     "pane_id", "session_name", "window_index", "window_name", "pane_index", "pane_pid",
     "pane_dead", "pane_dead_status", "pane_dead_signal", "pane_current_path",
     "pane_current_command", "pane_tty", "pane_width", "pane_height", "pane_active",
-    "pane_title", "pane_start_command", "pane_start_path",
+    "pane_title", "pane_start_command", "pane_start_path", "cursor_x", "cursor_y",
+    "pane_in_mode",
 )
+SERVER_FIELDS = ("socket_path", "pid", "start_time")
 _NO_SERVER = ("no server running", "error connecting to", "server exited", "lost server")
 
 
@@ -81,6 +89,9 @@ class PaneInfo:
     title: str
     start_command: str
     start_path: str
+    cursor_x: int        # where the cursor is: the column after a shell prompt or a typed line
+    cursor_y: int
+    in_mode: bool        # copy mode (or another mode) is on: typed keys would not reach the app
 
     @property
     def target(self) -> str:
@@ -123,7 +134,26 @@ def parse_pane_line(line: str) -> PaneInfo | None:
         title=f["pane_title"],
         start_command=f["pane_start_command"],
         start_path=f["pane_start_path"],
+        cursor_x=_int(f["cursor_x"]),
+        cursor_y=_int(f["cursor_y"]),
+        in_mode=f["pane_in_mode"] == "1",
     )
+
+
+@dataclass(frozen=True, slots=True)
+class ServerIdentity:
+    """Which tmux server this is. A server restarted on the same socket starts pane ids again
+    at `%0`; its (pid, start time) pair is new (the start time alone has 1 s resolution)."""
+
+    socket_path: str
+    pid: int
+    started: int          # seconds since the epoch, as tmux reports `#{start_time}`
+
+
+def _redacted(cmd: Sequence[str]) -> list[str]:
+    """`cmd` for the log: the values of `-e K=V` hidden (an agent's environment holds keys)."""
+    return [arg.split("=", 1)[0] + "=…" if prev == "-e" else arg
+            for prev, arg in zip(["", *cmd], cmd, strict=False)]
 
 
 class Tmux:
@@ -157,11 +187,17 @@ class Tmux:
             base += ["-f", self.config_file]
         return base
 
-    def run(self, *args: str) -> TmuxResult:
+    def run(self, *args: str, path: str | None = None) -> TmuxResult:
+        """Run tmux with `args`. `path`: the PATH the tmux client runs with, which tmux hands
+        to a pane it creates or respawns (see the module docstring)."""
         cmd = [*self._base(), *args]
+        env = None
+        if path is not None:
+            cmd[0] = shutil.which(self.binary) or self.binary   # found on our PATH, not `path`
+            env = {**os.environ, "PATH": path}
         try:
             proc = subprocess.run(
-                cmd, capture_output=True, timeout=self.timeout, stdin=subprocess.DEVNULL
+                cmd, capture_output=True, timeout=self.timeout, stdin=subprocess.DEVNULL, env=env
             )
         except FileNotFoundError:
             raise TmuxNotFound(
@@ -177,12 +213,12 @@ class Tmux:
         )
         log.debug(
             "tmux %s -> %s", " ".join(args[:2]), result.returncode,
-            extra={"tmux_cmd": cmd, "tmux_exit_code": result.returncode},
+            extra={"tmux_cmd": _redacted(cmd), "tmux_exit_code": result.returncode},
         )
         return result
 
-    def _write(self, *args: str) -> TmuxResult:
-        result = self.run(*args)
+    def _write(self, *args: str, path: str | None = None) -> TmuxResult:
+        result = self.run(*args, path=path)
         if not result.ok:
             raise TmuxError(f"tmux {args[0]} failed on server {self.label}: {result.stderr}")
         return result
@@ -205,6 +241,14 @@ class Tmux:
         except TmuxError:
             return []
         return result.stdout.splitlines() if result.ok else []
+
+    def server_identity(self) -> ServerIdentity | None:
+        """The running server's socket, pid and start time; None when no server runs."""
+        rows = self._rows(SERVER_FIELDS, "list-sessions")
+        parts = rows[0].split(SEP) if rows else []
+        if len(parts) != len(SERVER_FIELDS) or not parts[1].isdigit():
+            return None
+        return ServerIdentity(parts[0], int(parts[1]), _int(parts[2]))
 
     def list_panes(self, reap: bool = True) -> list[PaneInfo]:
         """Every pane of every session on this server; [] when there is no server."""
@@ -251,12 +295,21 @@ class Tmux:
         """Keep the pane after its process exits, so the exit status can be read."""
         self._write("set-option", "-p", "-t", pane_id, "remain-on-exit", "on" if on else "off")
 
-    def respawn(self, pane_id: str, argv: Sequence[str], cwd: str | None = None) -> None:
-        """Run `argv` in the (dead) pane, replacing whatever ran there."""
-        args = ["respawn-pane", "-k", "-t", pane_id]
+    def respawn(self, pane_id: str, argv: Sequence[str], cwd: str | None = None,
+                env: Mapping[str, str] | None = None, kill: bool = False) -> None:
+        """Run `argv` in the dead pane `pane_id`, in `cwd`, with `env` on top of the session's
+        environment (PATH included, see the module docstring). A pane whose process still runs
+        is refused with TmuxError unless `kill` is set: respawning kills what runs there, and
+        that must never be a user's shell by accident. The values travel on the tmux client's
+        command line for the few milliseconds it runs (never into Pitcrew's log)."""
+        args = ["respawn-pane", "-t", pane_id]
+        if kill:
+            args.append("-k")
         if cwd:
             args += ["-c", cwd]
-        self._write(*args, *argv)
+        for key, value in (env or {}).items():
+            args += ["-e", f"{key}={value}"]
+        self._write(*args, *argv, path=(env or {}).get("PATH"))
 
     def new_session(
         self, name: str, argv: Sequence[str], cwd: str, width: int = 200, height: int = 50,

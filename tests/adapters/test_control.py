@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 import queue
+import time
+from collections.abc import Callable, Iterator
 
 import pytest
 
-from pitcrew.supervisor.adapters.control import ControlClient, Output, Throttle
+from pitcrew.supervisor.adapters.control import (
+    ControlClient,
+    ControlGone,
+    Output,
+    Throttle,
+    Topology,
+)
 from tests.support.tmux_server import TmuxServer
 from tests.support.waiting import wait_until
 
@@ -50,3 +58,101 @@ def _next_output(events: queue.Queue[object], pane: str) -> Output:
         event = events.get(timeout=10)
         if isinstance(event, Output) and event.pane_id == pane:
             return event
+
+
+@pytest.fixture
+def watched(tmux: TmuxServer) -> Iterator[tuple[ControlClient, queue.Queue[object]]]:
+    """A control client on the test server's first session (a shell in its newest pane)."""
+    shell = tmux.start("bash --norc --noprofile")
+    wait_until(lambda: tmux.pane(shell).current_command == "bash")
+    events: queue.Queue[object] = queue.Queue()
+    client = ControlClient(tmux.tmux, tmux._first_session(), events.put)
+    assert client.start_client()
+    try:
+        yield client, events
+    finally:
+        client.stop()
+
+
+def _within(events: queue.Queue[object], seconds: float,
+            wanted: Callable[[object], bool]) -> object:
+    """The first event `wanted` accepts, arriving within `seconds`; fails otherwise."""
+    deadline = time.monotonic() + seconds
+    while (left := deadline - time.monotonic()) > 0:
+        try:
+            event = events.get(timeout=left)
+        except queue.Empty:
+            break
+        if wanted(event):
+            return event
+    raise AssertionError(f"no such event within {seconds}s")
+
+
+def _drain(events: queue.Queue[object]) -> list[object]:
+    out = []
+    while not events.empty():
+        out.append(events.get_nowait())
+    return out
+
+
+def test_a_new_window_is_reported_within_a_second(watched, tmux: TmuxServer) -> None:
+    client, events = watched
+    _drain(events)
+    tmux.tmux.new_window(client.session, ["sleep", "300"], str(tmux.root))
+    _within(events, 1.0, lambda e: isinstance(e, Topology) and e.session == client.session)
+
+
+def test_a_new_session_is_reported_within_a_second(watched, tmux: TmuxServer) -> None:
+    _, events = watched
+    _drain(events)
+    tmux.tmux.new_session("another", ["sleep", "300"], str(tmux.root))
+    _within(events, 1.0, lambda e: isinstance(e, Topology))
+
+
+def test_a_split_and_a_closed_window_are_reported(watched, tmux: TmuxServer) -> None:
+    _, events = watched
+    pane = tmux.start("exec sleep 300")
+    _drain(events)
+    tmux.tmux.run("split-window", "-d", "-t", pane, "sleep 300")
+    _within(events, 1.0, lambda e: isinstance(e, Topology))
+    _drain(events)
+    tmux.tmux.kill_pane(pane)
+    _within(events, 1.0, lambda e: isinstance(e, Topology))
+
+
+def test_a_command_typed_at_an_existing_shell_is_reported(watched, tmux: TmuxServer) -> None:
+    """The user types the agent at a pane's shell: no pane came or went, but it must be seen
+    within about a second (tmux checks the subscription once a second)."""
+    _, events = watched
+    shell = next(p.pane_id for p in tmux.tmux.list_panes() if p.current_command == "bash")
+    tmux.type(shell, "exec sleep 300")
+    _within(events, 2.5, lambda e: isinstance(e, Topology) and e.pane_id == shell)
+
+
+def test_panes_already_there_are_not_reported_as_changed(watched) -> None:
+    _, events = watched
+    with pytest.raises(AssertionError):
+        _within(events, 1.5, lambda e: isinstance(e, Topology) and e.pane_id is not None)
+
+
+def test_a_closed_session_is_gone_but_the_server_is_not(tmux: TmuxServer) -> None:
+    tmux.start("exec sleep 300")
+    tmux.tmux.new_session("short", ["sleep", "300"], str(tmux.root))
+    events: queue.Queue[object] = queue.Queue()
+    client = ControlClient(tmux.tmux, "short", events.put)
+    assert client.start_client()
+    try:
+        tmux.tmux.run("kill-session", "-t", "=short")
+        gone = _within(events, 2.0, lambda e: isinstance(e, ControlGone))
+        assert gone == ControlGone("short", gone.reason, server_gone=False)
+    finally:
+        client.stop()
+
+
+def test_the_server_going_away_is_reported_once(watched, tmux: TmuxServer) -> None:
+    client, events = watched
+    tmux.tmux.run("kill-server")
+    gone = _within(events, 2.0, lambda e: isinstance(e, ControlGone))
+    assert gone == ControlGone(client.session, gone.reason, server_gone=True)
+    client.join(2)
+    assert not any(isinstance(e, ControlGone) for e in _drain(events))

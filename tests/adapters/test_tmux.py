@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import psutil
 import pytest
 
 from pitcrew.supervisor.adapters.tmux import Tmux
@@ -117,3 +118,72 @@ def test_every_short_lived_pane_reports_its_exit_status(tmux: TmuxServer) -> Non
     for pane, code in panes.items():
         info = wait_until(lambda p=pane: (x := tmux.tmux.pane(p)) and x.dead and x, timeout=15)
         assert tmux.tmux.pane(pane).dead_status == code, info
+
+
+def test_respawn_runs_in_the_given_cwd_with_the_given_environment(tmux: TmuxServer,
+                                                                  tmp_path) -> None:
+    work = tmp_path / "work dir"
+    work.mkdir()
+    pane = tmux.start("exit 1")
+    wait_until(lambda: tmux.pane(pane).dead)
+    env = {"TOY_MARK": "a b;c", "PATH": "/opt/pitcrew-test/bin:/usr/bin:/bin"}
+    tmux.tmux.respawn(pane, ["sh", "-c", 'echo "[$TOY_MARK|$PATH|$(pwd)]"; exec sleep 300'],
+                      cwd=str(work), env=env)
+    tmux.wait_for_text(pane, f"[a b;c|/opt/pitcrew-test/bin:/usr/bin:/bin|{work}]")
+
+
+def test_respawn_never_kills_a_running_pane_unless_asked(tmux: TmuxServer) -> None:
+    pane = tmux.start("exec sleep 300")
+    old = tmux.pane(pane).pid
+    with pytest.raises(TmuxError, match="respawn-pane failed"):
+        tmux.tmux.respawn(pane, ["sleep", "301"])
+    assert tmux.pane(pane).pid == old
+    tmux.tmux.respawn(pane, ["sh", "-c", "echo killed; exec sleep 300"], kill=True)
+    tmux.wait_for_text(pane, "killed")
+    assert tmux.pane(pane).pid != old
+
+
+def test_kill_pane_removes_it(tmux: TmuxServer) -> None:
+    pane = tmux.start("exec sleep 300")
+    tmux.tmux.kill_pane(pane)
+    wait_until(lambda: tmux.tmux.pane(pane) is None)
+
+
+def test_panes_report_their_cursor_and_tty(tmux: TmuxServer) -> None:
+    pane = tmux.start("printf 'abc'; exec sleep 300")
+    info = wait_until(lambda: (p := tmux.pane(pane)).cursor_x == 3 and p)
+    assert info.cursor_y == 0
+    assert info.tty.startswith("/dev/")
+
+
+def test_server_identity_changes_when_the_server_restarts(tmux: TmuxServer) -> None:
+    assert tmux.tmux.server_identity() is None
+    tmux.start("exec sleep 300")
+    first = tmux.tmux.server_identity()
+    assert first is not None
+    assert first.socket_path.endswith("/" + tmux.name)
+    assert psutil.Process(first.pid).name() == "tmux: server"
+    assert abs(first.started - psutil.Process(first.pid).create_time()) <= 2
+    tmux.tmux.run("kill-server")
+    wait_until(lambda: tmux.tmux.server_identity() is None)
+    tmux.start("exec sleep 300")
+    second = tmux.tmux.server_identity()
+    assert second is not None and second != first
+    assert second.socket_path == first.socket_path
+
+
+def test_a_pane_in_copy_mode_says_so(tmux: TmuxServer) -> None:
+    pane = tmux.start("exec sleep 300")
+    assert not tmux.pane(pane).in_mode
+    tmux.tmux.run("copy-mode", "-t", pane)
+    wait_until(lambda: tmux.pane(pane).in_mode)
+
+
+def test_an_environment_passed_to_tmux_never_reaches_the_log(tmux: TmuxServer, caplog) -> None:
+    pane = tmux.start("exit 1")
+    wait_until(lambda: tmux.pane(pane).dead)
+    with caplog.at_level("DEBUG", logger="pitcrew.supervisor.adapters.tmux"):
+        tmux.tmux.respawn(pane, ["sleep", "300"], env={"API_KEY": "sk-secret-value"})
+    logged = [" ".join(r.tmux_cmd) for r in caplog.records if hasattr(r, "tmux_cmd")]
+    assert any("API_KEY=" in line for line in logged)
+    assert not any("sk-secret-value" in line for line in logged)
