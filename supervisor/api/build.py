@@ -51,6 +51,7 @@ HOLDS = {
     "user": "it asked you something", "login": "log in", "unclear": "see the screen",
     "paused": "Autopilot is paused", "hourly_cap": "{hourly_cap} resumes this hour",
     "backup": "no backup could take over", "cannot_resume": "the session cannot be resumed",
+    "shell_busy": "the shell is busy with another program",
 }
 
 

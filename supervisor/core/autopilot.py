@@ -44,6 +44,7 @@ from pitcrew.supervisor.core.records import (
     ProcessExited,
     ProcessStarted,
     PromptSubmitted,
+    RelaunchRefused,
     ScreenSeen,
     Superseded,
     TaskFinished,
@@ -86,6 +87,8 @@ def decide(
             _on_tick(plan, obs)
         case Superseded():
             _on_superseded(plan, obs)
+        case RelaunchRefused():
+            _on_refused(plan, obs)
     return plan.state, tuple(plan.actions)
 
 
@@ -123,7 +126,10 @@ def _on_started(plan: recovery.Plan, obs: ProcessStarted) -> None:
     _health(plan, HealthEvent.SEEN_WORKING)
     incident = state.incident
     if incident is not None and incident.phase is Phase.CONFIRMING:
-        plan.confirmed(obs.pid)
+        # CONFIRMING -> CONFIRMING: it runs; it must still run after the settle time
+        settle = plan.now + plan.ctx.policy.scaled(plan.ctx.policy.confirm_settle)
+        plan.set_incident(started_pid=obs.pid, next_at=settle)
+        plan.wake(settle)
 
 
 def _on_exit(plan: recovery.Plan, obs: ProcessExited) -> None:
@@ -165,6 +171,17 @@ def _on_superseded(plan: recovery.Plan, obs: Superseded) -> None:
     plan.state = replace(plan.state, incident=None, task=None)
 
 
+def _on_refused(plan: recovery.Plan, obs: RelaunchRefused) -> None:
+    incident = plan.state.incident
+    if incident is None or incident.phase is not Phase.CONFIRMING:
+        return
+    if obs.busy:   # CONFIRMING -> HOLD: a person is using that shell
+        plan.hold("shell_busy", Badge.WAITING, f"did not type the resume command: {obs.reason}",
+                  None, notify=True)
+        return
+    plan.cannot_resume(obs.reason, None)       # CONFIRMING -> HOLD (or the seat's backup)
+
+
 def _on_screen(plan: recovery.Plan, obs: ScreenSeen) -> None:
     incident = plan.state.incident
     if obs.alive and plan.state.health is Health.BOOTING:
@@ -202,8 +219,12 @@ def _on_tick(plan: recovery.Plan, obs: Tick) -> None:
     if incident is None:
         return
     if incident.phase is Phase.CONFIRMING and incident.next_at is not None:
-        if plan.now >= incident.next_at:
-            plan.resume_failed(None)
+        if plan.now < incident.next_at:
+            plan.wake(incident.next_at)
+        elif incident.started_pid is not None and obs.alive:
+            plan.confirmed(incident.started_pid)      # CONFIRMING -> ASKING | WATCHING
+        else:
+            plan.resume_failed(None)                  # CONFIRMING -> HOLD (or backup)
         return
     if incident.phase is Phase.WAITING and incident.next_at is not None:
         if plan.now >= incident.next_at:

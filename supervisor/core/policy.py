@@ -30,6 +30,7 @@ class RestartPolicy:
     reset_margin: float = 60.0                       # after a parsed reset time (ours) …
     reset_jitter: float = 120.0                      # … plus up to this much, spread at random
     confirm_timeout: float = 45.0                    # a relaunched agent must show up by then
+    confirm_settle: float = 2.0                      # … and still run this long after (ours)
     quiet_after: float = 180.0                       # default "task went quiet" threshold
     time_scale: float = 1.0                          # test-only: scales every wait above
 

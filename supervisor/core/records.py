@@ -43,6 +43,7 @@ class ProcessExited:
     signal: int | None = None
     screen: Classification | None = None
     interrupted: bool = False
+    tail: tuple[str, ...] = ()     # the last lines it left on screen (for the ledger only)
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,9 +99,18 @@ class Superseded:
     reason: str
 
 
+@dataclass(frozen=True, slots=True)
+class RelaunchRefused:
+    """The shell could not carry out a `Relaunch`: `busy` — the shell the agent ran in is
+    running something else (never typed into); otherwise the pane or shell is gone."""
+
+    reason: str
+    busy: bool = False
+
+
 Observation = (
     PromptSubmitted | TaskFinished | ProcessExited | ProcessStarted | ScreenSeen | WentQuiet
-    | DeliveryStalled | Tick | Superseded
+    | DeliveryStalled | Tick | Superseded | RelaunchRefused
 )
 
 # -- actions -------------------------------------------------------------------------------
@@ -211,7 +221,7 @@ Action = TypeText | Relaunch | SwitchToBackup | Wake | Notify | Record
 
 class Phase(enum.StrEnum):
     WAITING = "waiting"          # a restart/continue is due at `next_at`
-    CONFIRMING = "confirming"    # relaunched; waiting to see the new process
+    CONFIRMING = "confirming"    # relaunched; waiting to see the new process keep running
     ASKING = "asking"            # resumed; the continue message goes when the agent is ready
     WATCHING = "watching"        # acted; watching the task go on
     HOLD = "hold"                # waiting on the user (a login, a question, the caps)
@@ -232,6 +242,7 @@ class Incident:
     next_at: float | None = None
     hold: str | None = None        # rate_limit, server_error, login, paused, …
     renewals: int = 0              # rate-limit cooldown renewals
+    started_pid: int | None = None  # the relaunched agent, seen running (confirming)
 
 
 @dataclass(frozen=True, slots=True)

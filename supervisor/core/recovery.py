@@ -292,7 +292,7 @@ class Plan:
         deadline = self.now + self.ctx.policy.scaled(self.ctx.policy.confirm_timeout)
         self.state = replace(self.state, generation=generation,
                              health=advance(self.state.health, HealthEvent.RELAUNCHED))
-        self.set_incident(phase=Phase.CONFIRMING, next_at=deadline, hold=None)
+        self.set_incident(phase=Phase.CONFIRMING, next_at=deadline, hold=None, started_pid=None)
         self.actions.append(Relaunch(argv, generation, kill_first, st.session_id))
         self.wake(deadline)
 
@@ -302,14 +302,21 @@ class Plan:
         self.record(Badge.RESUMED, f"resumed the session ({how}) in the same pane; "
                     f"attempt {inc.attempts}", None, pid=pid, session_id=self.state.session_id)
         phase = Phase.ASKING if self.ctx.ask_to_continue else Phase.WATCHING
-        self.set_incident(phase=phase, next_at=None)
+        self.set_incident(phase=phase, next_at=None, started_pid=None)
 
     def resume_failed(self, obs: ProcessExited | None) -> None:
-        why = ("the resumed agent did not start" if obs is None
-               else f"the resumed agent {exit_reason(obs)}")
-        self.cannot_resume(why, obs.screen if obs else None)
+        if obs is not None:
+            why = f"the resumed agent {exit_reason(obs)}"
+        elif self.incident.started_pid is not None:
+            why = "the resumed agent stopped right after it started"
+        else:
+            why = "the resumed agent did not start"
+        self.cannot_resume(why, obs.screen if obs else None,
+                           last_lines=list(obs.tail) if obs else [],
+                           status=obs.status if obs else None)
 
-    def cannot_resume(self, reason: str, screen: Classification | None) -> None:
+    def cannot_resume(self, reason: str, screen: Classification | None,
+                      **readings: object) -> None:
         if self.ctx.has_backup and self.ctx.mode is Mode.ON:
             self.set_incident(phase=Phase.HOLD, hold="backup", next_at=None)
             self.actions.append(SwitchToBackup(reason))
@@ -317,7 +324,7 @@ class Plan:
                         screen)
             return
         self.set_incident(phase=Phase.HOLD, hold="cannot_resume", next_at=None)
-        self.record(Badge.COULDNT_RESUME, reason, screen)
+        self.record(Badge.COULDNT_RESUME, reason, screen, None, **readings)
         self.notify(f"Couldn't resume \"{self.state.agent}\"", reason, "cannot_resume")
 
     def ask_to_continue(self, screen: Classification) -> None:

@@ -23,21 +23,23 @@ from pitcrew.supervisor.core.records import (
     Notify,
     Record,
     Relaunch,
+    RelaunchRefused,
     SwitchToBackup,
     TypeText,
     Wake,
 )
 from pitcrew.supervisor.core.screen import ScreenState
-from pitcrew.supervisor.service.events import DeliveryDue, PressEnter, Rescan, Wakeup
+from pitcrew.supervisor.service.events import DeliveryDue, PressEnter, Report, Rescan, Wakeup
 from pitcrew.supervisor.service.ports import (
     Clock,
     LedgerPort,
     NotifyPort,
+    Post,
     Scheduler,
     TmuxPort,
 )
 from pitcrew.supervisor.service.reading import Reader
-from pitcrew.supervisor.service.relaunching import Relauncher
+from pitcrew.supervisor.service.relaunching import Outcome, Relauncher
 from pitcrew.supervisor.service.watched import Watched
 
 log = logging.getLogger("pitcrew")
@@ -54,7 +56,7 @@ Diagnose = Callable[[Watched, int], None]
 class Effects:
     def __init__(self, tmux: TmuxPort, reader: Reader, scheduler: Scheduler, clock: Clock,
                  ledger: LedgerPort, gate: NotifyPort, relauncher: Relauncher,
-                 watched: dict[str, Watched]) -> None:
+                 watched: dict[str, Watched], post: Post) -> None:
         self.tmux = tmux
         self.reader = reader
         self.scheduler = scheduler
@@ -63,6 +65,7 @@ class Effects:
         self.gate = gate
         self.relauncher = relauncher
         self.watched = watched
+        self.post = post
         self.pending_enter: dict[str, PressEnter] = {}   # typed, Enter not pressed yet
         # set by the loop once the partners exist (they need the effects executor too)
         self.fail_over: FailOver = lambda w, reason: None
@@ -76,8 +79,7 @@ class Effects:
                 case TypeText():
                     self.type_text(w, action)
                 case Relaunch():
-                    self.relauncher.relaunch(w, action)
-                    self.look_again(w.pane_id)
+                    self.relaunch(w, action)
                 case Wake(at=at):
                     self.scheduler.at(at, Wakeup(w.key), key=f"wake:{w.key}")
                 case Notify():
@@ -89,6 +91,15 @@ class Effects:
                     self.fail_over(w, reason)
         except (TmuxError, OSError) as exc:
             log.error("%s: could not %s: %s", w.key, type(action).__name__, exc)
+
+    def relaunch(self, w: Watched, action: Relaunch) -> None:
+        result = self.relauncher.relaunch(w, action)
+        if result.outcome is Outcome.STARTED:
+            self.look_again(w.pane_id, tuple(ENTER_GAP + d for d in LOOK_AGAIN))
+            return
+        log.info("%s: did not relaunch: %s", w.key, result.detail)
+        self.post(Report(w.key, RelaunchRefused(result.detail,
+                                                busy=result.outcome is Outcome.SHELL_BUSY)))
 
     def type_text(self, w: Watched, action: TypeText) -> None:
         reading = self.reader.read(w)

@@ -12,10 +12,11 @@ from pitcrew.supervisor.adapters.checker_cli import Diagnosis
 from pitcrew.supervisor.adapters.control import ControlGone, Output, Topology
 from pitcrew.supervisor.adapters.exits import ProcessGone
 from pitcrew.supervisor.api.commands import Command
+from pitcrew.supervisor.core.records import Observation
 
 __all__ = [
     "CommandArrived", "ControlGone", "DeliveryDue", "DiagnosisDone", "Output", "PressEnter",
-    "ProcessGone", "Rescan", "Stop", "Topology", "Wakeup",
+    "ProcessGone", "Report", "Rescan", "Stop", "Topology", "Wakeup",
 ]
 
 
@@ -51,6 +52,14 @@ class PressEnter:
     key: str
     pane_id: str
     what: str        # "resume" | "message" | "continue" | … (for the log)
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """An observation about terminal `key` for the core, from a part that is not the loop."""
+
+    key: str
+    observation: Observation
 
 
 @dataclass(frozen=True, slots=True)

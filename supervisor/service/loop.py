@@ -27,14 +27,17 @@ from pitcrew.supervisor.adapters.clock import local_zone
 from pitcrew.supervisor.adapters.control import ControlClient
 from pitcrew.supervisor.adapters.exits import ExitWatcher
 from pitcrew.supervisor.adapters.notifier import Gate
+from pitcrew.supervisor.adapters.processes import LaunchStyle
 from pitcrew.supervisor.adapters.scheduler import JobScheduler
 from pitcrew.supervisor.api.build import ViewCache, build_view
 from pitcrew.supervisor.api.commands import Command, parse
 from pitcrew.supervisor.api.view import View
 from pitcrew.supervisor.core.autopilot import restore
 from pitcrew.supervisor.core.policy import RestartPolicy
-from pitcrew.supervisor.core.records import Tick
+from pitcrew.supervisor.core.records import Badge, Decision, Phase, Superseded, Tick
+from pitcrew.supervisor.core.settings import Mode
 from pitcrew.supervisor.service import deliveries as delivery_store
+from pitcrew.supervisor.service import launches as launch_store
 from pitcrew.supervisor.service.app_context import AppContext
 from pitcrew.supervisor.service.autopilot import AutopilotService
 from pitcrew.supervisor.service.deliveries import Deliveries
@@ -49,6 +52,7 @@ from pitcrew.supervisor.service.events import (
     Output,
     PressEnter,
     ProcessGone,
+    Report,
     Rescan,
     Stop,
     Topology,
@@ -70,6 +74,7 @@ log = logging.getLogger("pitcrew")
 
 READ_EVERY = 1.0        # seconds: at most one screen read per changing pane per second
 RESCAN_EVERY = 10.0     # seconds: fallback re-listing of panes (events cover the rest)
+NO_SERVER_RESCAN_EVERY = 1.0   # … and while no session exists (no control client to say)
 LOOP_TICK = 0.25
 DELIVERY_SWEEP_EVERY = 5.0   # seconds: re-check deliveries even without a job
 PUBLISH_EVERY = 0.2     # seconds: at most five views a second for a UI
@@ -121,6 +126,8 @@ class Supervisor:
         self.view_cache = ViewCache()
         self.controls: dict[str, ControlClient] = {}
         self.exits = ExitWatcher(self.post)
+        self.server_ident: str | None = None     # "<pid>@<start time>" of the tmux server
+        self._server_was_gone = False
         self._wire(off_for_launch=env.get("PITCREW_AUTOPILOT", "").strip().lower() == "off")
         # commands queued while no supervisor ran (`pitcrew send`, `seat bind`, `launch`) are
         # for the next one: the first ever reads the spool from its start, skipping anything
@@ -133,15 +140,17 @@ class Supervisor:
                                commands_offset=lambda: self.commands.offset)
         self.hooks = Spool(app.paths.data_dir / "hook-events.jsonl")
         self._last_delivery_sweep = -1e9
+        self.book.parts["launch"] = self.launch_json
 
     def _wire(self, off_for_launch: bool) -> None:
         """Each part gets the ports it uses, never this object."""
         app, clock, book = self.app, self.clock, self.book
         config = self.settings.current
         self.reader = Reader(self.tmux, clock, processes.is_alive, local_zone)
-        self.relauncher = Relauncher(self.tmux, processes.stop_tree, processes.environ)
+        self.relauncher = Relauncher(self.tmux, processes.stop_tree, processes.environ,
+                                     processes.shell_at_prompt, processes.is_alive)
         self.effects = Effects(self.tmux, self.reader, self.scheduler, clock, self.ledger,
-                               self.gate, self.relauncher, self.watched)
+                               self.gate, self.relauncher, self.watched, self.post)
         self.relauncher.type_line = self.effects.type_line
         self.deliveries = Deliveries(self.watched, self.reader, self.effects, self.scheduler,
                                      clock, book.save, self.policy,
@@ -163,12 +172,26 @@ class Supervisor:
         self.observer = Observer(self.reader, clock, self.autopilot.feed, self.changed, config,
                                  lambda w, quiet_for: self.diagnoses.start(
                                      w, origin="quiet", quiet_for=quiet_for),
-                                 self.tmux.pane)
+                                 self.tmux.pane, self.tmux.kill_pane, self.close_dead_pane,
+                                 processes.shell_at_prompt,
+                                 lambda key: key in self.effects.pending_enter)
+        self.launches = launch_store.load(book.extra("launch"))
         self.discovery = Discovery(self.tmux, clock, self.watched, self.active_providers,
                                    self.exits, self.autopilot.feed, book.saved,
-                                   self.sync_sessions, self.changed)
+                                   self.launches.get, lambda: self.server_ident,
+                                   self.sync_sessions, self.changed,
+                                   self.observer.gone_while_confirming)
         self.inbox = Inbox(self.watched, lambda: self.tmux.label, clock, self.settings, book,
                            self.autopilot, self.deliveries, self.seats, self.changed)
+
+    def close_dead_pane(self, w: Watched) -> bool:
+        """Whether a pane Pitcrew kept on exit (the agent was its own command) now closes, as
+        tmux would have closed it: after a normal exit, or with Autopilot off."""
+        if w.launch is None or w.launch.style is not LaunchStyle.PANE:
+            return False
+        inc = w.state.incident
+        return (self.autopilot.mode() is Mode.OFF or inc is None
+                or inc.phase in (Phase.WATCHING, Phase.ASKING))
 
     # -- plumbing -------------------------------------------------------------------------
 
@@ -220,7 +243,23 @@ class Supervisor:
         self.book.save()
 
     def rescan(self) -> None:
+        self.refresh_server()
         self.discovery.rescan()
+
+    def refresh_server(self) -> None:
+        """Which tmux server runs on the socket now; say when it went away or came back."""
+        found = self.tmux.server_identity()
+        ident = f"{found.pid}@{found.started}" if found is not None else None
+        if ident == self.server_ident:
+            return
+        if ident is None:
+            log.warning("the tmux server %s went away; watching for it to come back",
+                        self.server)
+        elif self.server_ident is not None or self._server_was_gone:
+            log.info("a tmux server is running on %s again (a new server: pid %d)",
+                     self.server, found.pid if found else 0)
+        self._server_was_gone = ident is None
+        self.server_ident = ident
 
     # -- the loop -------------------------------------------------------------------------
 
@@ -250,7 +289,29 @@ class Supervisor:
         self.rescan()
         for w in self.watched.values():
             self.autopilot.run(w, restore(w.state, self.clock.wall()))
+        self.close_lost_incidents()
         self.deliveries.restore()
+
+    def close_lost_incidents(self) -> None:
+        """Open incidents in state.json whose pane is not there any more: closed, with a
+        ledger row saying why — never silently lost, never acted on elsewhere."""
+        for key, state in list(self.book.snapshot.terminals.items()):
+            inc = state.incident
+            if key in self.watched or inc is None or not key.startswith(f"{self.server}:"):
+                continue
+            self.ledger.append(Decision(
+                Badge.SKIPPED, self.clock.wall(), state.terminal, state.agent, inc.prompt,
+                state.project, inc.trigger, "did not act: the pane is gone (closed, or the "
+                "tmux server restarted); the incident is closed", inc.attempts, {}))
+            log.info("%s: closed the incident of a pane that is gone", key)
+            self.book.forget(key)
+
+    def launch_json(self) -> dict[str, Any]:
+        """How each agent was started, for state.json (kept for panes not seen right now)."""
+        for key, w in self.watched.items():
+            if w.launch is not None:
+                self.launches[key] = w.launch
+        return {key: ctx.to_json() for key, ctx in self.launches.items()}
 
     def shutdown(self) -> None:
         self.effects.flush()
@@ -272,13 +333,16 @@ class Supervisor:
                     if wall - w.last_output_wall > REPUBLISH_EVERY:
                         self.changed()    # it woke up: show it now, not at the next republish
                     w.last_output_wall = wall
+            case Topology(pane_id=str(pane_id)) | Rescan(pane_id=str(pane_id)):
+                self.discovery.rescan_pane(pane_id)
             case Topology() | Rescan(pane_id=None):
                 self.rescan()
-            case Rescan(pane_id=str(pane_id)):
-                self.discovery.rescan_pane(pane_id)
             case ControlGone(session=session):
                 self.controls.pop(session, None)
                 self.rescan()
+            case Report(key=key, observation=observation):
+                if (w := self.watched.get(key)) is not None:
+                    self.autopilot.feed(w, observation)
             case ProcessGone(key=key, pid=pid):
                 w = self.watched.get(key)
                 if w is not None and pid in w.pid_generation:
@@ -299,16 +363,36 @@ class Supervisor:
         w = self.watched.get(key)
         if w is None:
             return
+        self.discovery.rescan_pane(w.pane_id)   # the user may have restarted it by hand
+        w = self.watched.get(key)
+        if w is None:
+            return
+        if (why := self.identity_changed(w)) is not None:
+            self.autopilot.feed(w, Superseded(why))
+            return
         reading = self.reader.read(w)
         inc = w.state.incident
         active = None if inc is None else w.last_output_wall > inc.opened_at + 0.5
         self.autopilot.feed(w, Tick(reading.screen, reading.alive if reading.screen else False,
                                     active))
 
+    def identity_changed(self, w: Watched) -> str | None:
+        """Before acting on an earlier decision: is it still the same agent's terminal?"""
+        self.refresh_server()
+        if w.state.server and self.server_ident and w.state.server != self.server_ident:
+            return "the tmux server was restarted; this pane id now belongs to a different pane"
+        ctx = w.launch
+        if (w.agent_pid is None and ctx is not None and ctx.style is LaunchStyle.SHELL
+                and ctx.shell_pid is not None
+                and not processes.is_alive(ctx.shell_pid, ctx.shell_started)):
+            return "the shell the agent was started from is gone"
+        return None
+
     def housekeeping(self) -> None:
         mono = self.clock.mono()
-        if mono - self.discovery.last_rescan > RESCAN_EVERY:
-            self.rescan()
+        since = mono - self.discovery.last_rescan
+        if since > RESCAN_EVERY or (not self.controls and since > NO_SERVER_RESCAN_EVERY):
+            self.rescan()   # with no session there is no control client to tell us of one
         self.inbox.reload_settings()
         for record in self.commands.new_records():
             if self._commands_since is not None and _float(record.get("at")) < \

@@ -45,6 +45,35 @@ def same_prompt(a: str, b: str) -> bool:
     return a[:n] == b[:n]
 
 
+def note_input(w: Watched, text: str, cursor_y: int | None, state: ScreenState) -> None:
+    """What the user is typing, for CLIs whose provider file declares no input line: the
+    cursor's row at rest is the input line; an empty prompt (idle) gives its prefix, and the
+    same row with more after that prefix is the text typed so far."""
+    if cursor_y is None:
+        return
+    rows = text.split("\n")
+    line = rows[cursor_y].rstrip() if 0 <= cursor_y < len(rows) else ""
+    if state is ScreenState.IDLE:
+        w.input_prefix, w.typed_input = line, ""
+    elif w.input_prefix and line.startswith(w.input_prefix) and len(line) > len(w.input_prefix):
+        w.typed_input = line[len(w.input_prefix):].strip()
+
+
+def submitted_input(w: Watched, text: str, cursor_y: int | None) -> str | None:
+    """The text typed on the input row (CLIs without `input`), once it was sent: that row is
+    still on screen and the cursor has moved below it (something came after the Enter) —
+    also when no busy phase was ever visible."""
+    if not w.typed_input or not w.input_prefix:
+        return None
+    row = (w.input_prefix + w.typed_input).rstrip()
+    rows = [line.rstrip() for line in text.split("\n")]
+    at = max((i for i, line in enumerate(rows) if line == row), default=None)
+    if at is None or (cursor_y is not None and cursor_y <= at):
+        return None
+    typed, w.typed_input = w.typed_input, ""
+    return typed
+
+
 def session_of(w: Watched) -> str | None:
     """The agent's session id from the CLI's own files (its HOME and config-dir variables)."""
     env = processes.environ(w.agent_pid) if w.agent_pid else {}
@@ -59,6 +88,10 @@ class Observer:
                  config: Callable[[], Config],
                  diagnose: Callable[[Watched, float], None],
                  pane: Callable[[str], PaneInfo | None],
+                 kill_pane: Callable[[str], None],
+                 close_dead_pane: Callable[[Watched], bool],
+                 at_prompt: Callable[[int, float | None], bool],
+                 enter_pending: Callable[[str], bool],
                  session: Callable[[Watched], str | None] = session_of) -> None:
         self.reader = reader
         self.clock = clock
@@ -67,6 +100,10 @@ class Observer:
         self.config = config
         self.diagnose = diagnose
         self.pane = pane
+        self.kill_pane = kill_pane
+        self.close_dead_pane = close_dead_pane
+        self.at_prompt = at_prompt
+        self.enter_pending = enter_pending
         self.session = session
 
     def screen(self, w: Watched) -> None:
@@ -90,22 +127,31 @@ class Observer:
         new_echo = bool(echoed) and w.last_echo is not None and not same_prompt(echoed,
                                                                                 w.last_echo)
         w.last_echo = echoed
-        started = now_state not in AT_REST and now_state is not ScreenState.UNKNOWN
+        at_rest = now_state in AT_REST
+        started = not at_rest and now_state is not ScreenState.UNKNOWN
+        submitted = submitted_input(w, reading.text, reading.cursor_y)
+        if at_rest or now_state is ScreenState.UNKNOWN:
+            note_input(w, reading.text, reading.cursor_y, now_state)
         if new_echo and w.state.task is not None:
             # a new prompt was accepted, so the one before it has finished (a read in between
             # was missed): finish it first, then start the new one
             self.feed(w, TaskFinished(session_id=self.session(w)))
-        if (new_echo or (started and (before is None or before in AT_REST))) \
-                and w.state.task is None:
-            by_us = w.is_own_prompt(echoed, self.clock.mono())
-            prompt = (w.typed_text if by_us else echoed) or "(a prompt)"
+        if (new_echo or submitted or (started and w.was_at_rest)) and w.state.task is None:
+            typed = submitted or w.typed_input
+            by_us = w.is_own_prompt(echoed or typed, self.clock.mono())
+            prompt = (w.typed_text if by_us else (echoed or typed)) or "(a prompt)"
             if by_us:
                 w.typed_text, w.typed_at = "", None
+            w.typed_input = ""
             self.feed(w, PromptSubmitted(prompt, by_pitcrew=by_us,
                                          session_id=self.session(w)))
-        elif (now_state in AT_REST and w.state.task is not None
+        elif (at_rest and w.state.task is not None
               and before is not None and before not in AT_REST):
             self.feed(w, TaskFinished(session_id=self.session(w)))
+        if at_rest:
+            w.was_at_rest = True
+        elif started:
+            w.was_at_rest = False
         self.feed(w, ScreenSeen(screen, reading.alive))
 
     def went_quiet(self, w: Watched, quiet_for: float) -> None:
@@ -123,13 +169,53 @@ class Observer:
     def exited(self, w: Watched, pid: int) -> None:
         """The agent process `pid` is gone: its exit status (when tmux has it) to the core."""
         generation = w.pid_generation[pid]
-        pane = self.pane(w.pane_id)
+        if w.agent_pid == pid:
+            w.agent_pid = None
+        self._exit(w, generation, self.pane(w.pane_id))
+
+    def gone_while_confirming(self, w: Watched, pane: PaneInfo) -> None:
+        """A relaunch is being confirmed and its agent was never seen: did it end already?
+        (A respawned pane that died again; a shell back at its prompt after the command.)"""
+        if w.relaunched_pid is None or self.enter_pending(w.key):
+            return
+        shell = w.launch.shell_pid if w.launch is not None else None
+        died = pane.dead and pane.pid == w.relaunched_pid
+        back_at_prompt = (not pane.dead and shell == w.relaunched_pid and w.launch is not None
+                          and self.at_prompt(w.relaunched_pid, w.launch.shell_started))
+        if died or back_at_prompt:
+            w.relaunched_pid = None
+            self._exit(w, w.state.generation, pane)
+
+    def _exit(self, w: Watched, generation: int, pane: PaneInfo | None) -> None:
         status = pane.dead_status if pane is not None and pane.dead else None
         signal = pane.dead_signal if pane is not None and pane.dead else None
         reading = self.reader.read(w)
-        if w.agent_pid == pid:
-            w.agent_pid = None
+        tail = last_lines(reading.text)
+        if w.state.task is None and (typed := submitted_input(w, reading.text,
+                                                              reading.cursor_y)):
+            # it died on a prompt that showed nothing first: that prompt was running
+            self.feed(w, PromptSubmitted(typed, session_id=self.session(w)))
         log.info("%s: %s exited (status %s, signal %s)", w.key, w.provider.display_name,
                  status, signal)
         w.note_state("exited", self.clock.wall())
-        self.feed(w, ProcessExited(generation, status, signal, reading.screen))
+        self.feed(w, ProcessExited(generation, status, signal, reading.screen,
+                                   interrupted=interrupted(tail), tail=tail))
+        if pane is not None and pane.dead and self.close_dead_pane(w):
+            log.info("%s: closing the dead pane, as tmux would have", w.key)
+            self.kill_pane(w.pane_id)
+
+
+TAIL_LINES = 5
+
+
+def last_lines(text: str, n: int = TAIL_LINES) -> tuple[str, ...]:
+    """The last non-blank lines a screen shows (tmux's own "Pane is dead" line left out)."""
+    lines = [line.rstrip() for line in text.splitlines() if line.strip()
+             and not line.startswith("Pane is dead")]
+    return tuple(line[:200] for line in lines[-n:])
+
+
+def interrupted(tail: tuple[str, ...]) -> bool:
+    """A person pressed Ctrl-C: the terminal echoes `^C` on one of the last lines. (An
+    agent started from a shell is not tmux's child, so its exit status cannot be read.)"""
+    return any("^C" in line for line in tail[-3:])

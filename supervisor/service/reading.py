@@ -12,6 +12,7 @@ import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from pitcrew.supervisor.adapters.tmux import PaneInfo
 from pitcrew.supervisor.core.screen import Classification
 from pitcrew.supervisor.service.ports import Clock, TmuxReads
 from pitcrew.supervisor.service.watched import Watched
@@ -24,6 +25,7 @@ class Reading:
     screen: Classification | None     # None: the pane is gone
     alive: bool                       # the agent process runs
     text: str = ""                    # what was captured
+    cursor_y: int | None = None       # the cursor's line in `text` (None: not known)
 
 
 class Reader:
@@ -49,10 +51,20 @@ class Reader:
         screen = w.read(text, dt.datetime.fromtimestamp(self.clock.wall(), dt.UTC), self.zone())
         w.screen, w.last_text, w.last_read = screen, text, self.clock.mono()
         w.last_alive = alive
-        return Reading(screen, alive, text)
+        return Reading(screen, alive, text, None if pane.dead else cursor_line(text, pane))
 
     def fresh(self, w: Watched, max_age: float) -> Reading:
         """The last reading if it is at most `max_age` seconds old, else a new one."""
         if w.screen is not None and self.clock.mono() - w.last_read < max_age:
             return Reading(w.screen, w.last_alive, w.last_text)
         return self.read(w)
+
+
+def cursor_line(text: str, pane: PaneInfo) -> int | None:
+    """The index in the captured `text` of the row the cursor is on. Counted from the bottom:
+    `capture-pane -J` joins wrapped rows above, which shifts indices counted from the top."""
+    rows = text.split("\n")
+    if rows and rows[-1] == "":
+        rows.pop()
+    index = len(rows) - (pane.height - pane.cursor_y)
+    return index if 0 <= index < len(rows) else None

@@ -61,6 +61,12 @@ class StateBook:
             consent=snap.consent if consent is None else consent, extra=extra)
         self.save()
 
+    def forget(self, key: str) -> None:
+        """A terminal that is gone for good (its incident closed with a ledger row)."""
+        terminals = {k: v for k, v in self.snapshot.terminals.items() if k != key}
+        self.snapshot = dataclasses.replace(self.snapshot, terminals=terminals)
+        self.save()
+
     def save(self) -> None:
         terminals = dict(self.states())
         for key, state in self.snapshot.terminals.items():

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 
+from pitcrew.supervisor.adapters.processes import LaunchContext
 from pitcrew.supervisor.api.view import TIMELINE_SECONDS
 from pitcrew.supervisor.core.classifier import classify, newest_turn
 from pitcrew.supervisor.core.records import TerminalState
@@ -38,6 +39,11 @@ class Watched:
     screen: Classification | None = None
     last_text: str = ""           # the text of the last reading
     last_alive: bool = False      # whether the agent ran at the last reading
+    launch: LaunchContext | None = None   # how the agent was started (captured while it ran)
+    relaunched_pid: int | None = None     # the pane's (or shell's) pid right after a relaunch
+    was_at_rest: bool = True      # at rest (idle or a draft) since the last task started
+    input_prefix: str = ""        # the input row of an empty prompt (CLIs without `input`)
+    typed_input: str = ""         # what the user has typed on that row so far
     quiet_reported: bool = False
     typed_at: float | None = None # monotonic
     typed_text: str = ""

@@ -1,0 +1,122 @@
+"""An incident belongs to one agent (SPEC §7 "Identity"), end to end: a decision made earlier
+is checked against what runs now before it is carried out — across a restart of the tmux
+server that reuses the pane id, and across a `kill -9` of Pitcrew itself."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from pitcrew.supervisor.core.recovery import CONTINUE_MESSAGE
+from tests.e2e.test_autopilot_e2e import badges, rows
+from tests.e2e.test_launch_styles_e2e import (  # noqa: F401  (`home` is a fixture)
+    SCRIPT,
+    home,
+    prompts,
+    resumed_process,
+    session_file,
+    shell_pane,
+    toy_home,
+    watch,
+)
+from tests.support.tmux_server import TmuxServer
+from tests.support.waiting import wait_until
+
+pytestmark = pytest.mark.e2e
+
+
+def crashed_and_waiting(tmux: TmuxServer, home: Path, pane: str) -> None:
+    tmux.type(pane, "crash")
+    tmux.wait_for_text(pane, "RuntimeError")
+    wait_until(lambda: any(r.badge.value == "Scheduled" or r.trigger == "process exited"
+                           for r in rows(home)) or _waiting(home), 10)
+
+
+def _waiting(home: Path) -> bool:
+    import json
+
+    state = home / "state.json"
+    if not state.exists():
+        return False
+    data = json.loads(state.read_text())
+    return any((t.get("incident") or {}).get("phase") == "waiting"
+               for t in data.get("terminals", {}).values())
+
+
+def test_a_restarted_tmux_server_that_reuses_the_pane_id_gets_nothing_typed(
+        tmux: TmuxServer, home: Path, tmp_path: Path) -> None:
+    pane, _ = shell_pane(tmux, "bash", tmp_path)
+    w = watch(tmux, scale="1")               # the real 5 s before the first restart
+    try:
+        w.wait_for("watching Toy Agent")
+        crashed_and_waiting(tmux, home, pane)
+        tmux.tmux.run("kill-server")         # the server goes away while a resume is pending
+        w.wait_for("the tmux server", timeout=10)
+        other = tmp_path / "other-project"
+        other.mkdir()
+        new_pane = tmux.start(f"env TOYAGENT_HOME={toy_home(tmux) / 'other'} {SCRIPT}",
+                              cwd=other, keep_dead=False)
+        assert new_pane == pane, "the new server reuses the pane id"
+        tmux.wait_for_text(new_pane, "▸")
+        w.wait_for("tmux server was restarted", timeout=10)
+        time.sleep(6)                        # past the old incident's 5 s wait
+    finally:
+        assert w.stop() == 0
+    screen = tmux.screen(new_pane)
+    assert CONTINUE_MESSAGE[:20] not in screen and "--resume" not in screen
+    skipped = [r for r in rows(home) if r.badge.value == "Skipped"]
+    assert skipped and "tmux server was restarted" in skipped[0].reason
+    assert "Resumed" not in badges(home)
+
+
+def test_an_agent_restarted_by_hand_while_pitcrew_was_down_is_left_alone(
+        tmux: TmuxServer, home: Path, tmp_path: Path) -> None:
+    pane, shell_pid = shell_pane(tmux, "bash", tmp_path)
+    w = watch(tmux, scale="1")
+    try:
+        w.wait_for("watching Toy Agent")
+        crashed_and_waiting(tmux, home, pane)
+        old = session_file(tmux)
+    finally:
+        w.proc.kill()                        # kill -9 during the backoff
+        w.proc.wait()
+    tmux.type(pane, "toyagent")              # the user starts a new session by hand
+    tmux.wait_for_text(pane, "▸")
+    w = watch(tmux, scale="1")
+    try:
+        w.wait_for("started again by hand", timeout=10)
+        time.sleep(6)
+    finally:
+        assert w.stop() == 0
+    screen = tmux.screen(pane)
+    assert "--resume" not in screen and CONTINUE_MESSAGE[:20] not in screen
+    assert tmux.pane(pane).pid == shell_pid
+    assert prompts(old) == ["crash"]
+    assert "Resumed" not in badges(home)
+    assert "started again by hand" in rows(home)[0].reason
+
+
+def test_a_shell_agent_whose_pitcrew_was_killed_during_the_backoff_is_resumed_once(
+        tmux: TmuxServer, home: Path, tmp_path: Path) -> None:
+    pane, shell_pid = shell_pane(tmux, "bash", tmp_path)
+    w = watch(tmux, scale="1")
+    try:
+        w.wait_for("watching Toy Agent")
+        crashed_and_waiting(tmux, home, pane)
+        sid = session_file(tmux).stem
+    finally:
+        w.proc.kill()                        # kill -9 during the backoff
+        w.proc.wait()
+    w = watch(tmux, scale="1")
+    try:
+        w.wait_for("picking up the open incident", timeout=10)
+        resumed_process(tmux, pane, sid)
+        wait_until(lambda: "Resumed" in badges(home), 15)
+        time.sleep(3)
+    finally:
+        assert w.stop() == 0
+    assert badges(home).count("Resumed") == 1
+    assert tmux.screen(pane).count("--resume") == 1
+    assert tmux.pane(pane).pid == shell_pid
