@@ -9,6 +9,8 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pytest
+
 from pitcrew.supervisor.core.health import Health
 from pitcrew.supervisor.core.records import Badge, Decision, Incident, Phase, TerminalState
 from pitcrew.supervisor.store import config_edit, state_store
@@ -87,6 +89,55 @@ def test_a_corrupt_state_file_is_kept_aside_not_lost(tmp_path: Path) -> None:
     assert loaded.problem and "kept it as state.json.corrupt-" in loaded.problem
     [aside] = [p for p in tmp_path.iterdir() if p.name.startswith("state.json.corrupt-")]
     assert aside.read_text() == '{"terminals": {"x": {"terminal": 1}'
+
+
+GOOD_TERMINAL = {"terminal": "work:%3", "agent": "Claude Code", "project": "/p"}
+
+
+@pytest.mark.parametrize("body", [
+    {"extra": {"deliveries": 5}},
+    {"extra": {"seats": 5}},
+    {"extra": {"seats": {"holders": 3}}},
+    {"extra": {"seats": {"holders": {"api": 7}}}},
+    {"extra": {"commands_offset": "12"}},
+    {"extra": {"consent_asked": "yes"}},
+    {"extra": 4},
+    {"terminals": []},
+    {"terminals": {"default:%3": {**GOOD_TERMINAL, "restarts": 5}}},
+    {"terminals": {"default:%3": {**GOOD_TERMINAL, "health": "sleepy"}}},
+    {"terminals": {"default:%3": {**GOOD_TERMINAL, "incident": {"number": 1}}}},
+    {"terminals": {"default:%3": {**GOOD_TERMINAL, "generation": True}}},
+    {"paused": "no"},
+])
+def test_a_state_file_of_the_wrong_shape_is_kept_aside(tmp_path: Path,
+                                                        body: dict[str, object]) -> None:
+    path = tmp_path / "state.json"
+    path.write_text(json.dumps({"version": 1, **body}))
+    loaded = state_store.load(path)
+    assert loaded.snapshot == state_store.Snapshot()
+    assert loaded.problem and "kept it as state.json.corrupt-" in loaded.problem
+    assert "\n" not in loaded.problem
+    [aside] = [p for p in tmp_path.iterdir() if p.name.startswith("state.json.corrupt-")]
+    assert json.loads(aside.read_text()) == {"version": 1, **body}
+
+
+def test_a_bad_delivery_is_dropped_alone_with_one_warning(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    path = tmp_path / "state.json"
+    good = {"id": "a1", "terminal": "default:%3", "text": "hi", "created_at": 1.0,
+            "status": "pending"}
+    path.write_text(json.dumps({"paused": True, "terminals": {"default:%3": GOOD_TERMINAL},
+                                "extra": {"deliveries": [good, {"id": 3}, 7],
+                                          "seats": {"holders": {"api": "codex"}},
+                                          "commands_offset": 12, "later": [1]}}))
+    with caplog.at_level("WARNING"):
+        loaded = state_store.load(path)
+    assert loaded.problem is None and loaded.snapshot.paused
+    assert loaded.snapshot.extra == {"deliveries": [good], "commands_offset": 12,
+                                     "seats": {"holders": {"api": "codex"}}, "later": [1]}
+    [warning] = [r.getMessage() for r in caplog.records]
+    assert warning.startswith("state.json: dropped 2 queued message(s) that do not read back")
+    assert path.exists()
 
 
 def test_a_second_supervisor_is_told_who_holds_the_lock(tmp_path: Path) -> None:

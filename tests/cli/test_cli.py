@@ -188,3 +188,14 @@ def test_doctor_reports_each_check(pitcrew_home: Path) -> None:
 def test_no_command_ever_prints_a_traceback(args: list[str]) -> None:
     out = pitcrew(*args, stdin="\x00\xff" * 100)
     assert "Traceback" not in out.stderr
+
+
+def test_a_state_file_of_the_wrong_shape_is_set_aside_and_pitcrew_starts(
+        pitcrew_home: Path) -> None:
+    (pitcrew_home / "state.json").write_text('{"extra": {"seats": 5, "deliveries": 3}}')
+    out = pitcrew("seat", "list")
+    assert out.returncode == 0, out.stderr
+    assert "internal error" not in out.stderr
+    assert not (pitcrew_home / "state.json").exists()
+    [aside] = pitcrew_home.glob("state.json.corrupt-*")
+    assert aside.read_text() == '{"extra": {"seats": 5, "deliveries": 3}}'
