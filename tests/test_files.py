@@ -188,3 +188,23 @@ def test_a_fresh_config_starts_from_the_commented_defaults(tmp_path: Path) -> No
     assert "# Autopilot (failed tasks)" in text and "enabled = true" in text
     assert load_config(path).errors == ()
     assert os.stat(path).st_size > 0
+
+
+def test_a_section_that_is_not_a_table_is_reported_once(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text("autopilot = 5\n[diagnosis]\nmode = 'ai'\n")
+    assert load_config(path).errors == ("config.toml: autopilot: expected a table; using defaults",)
+
+
+@pytest.mark.parametrize("text", ["this is = = not toml\n", "[autopilot]\nenabled = \n",
+                                  "autopilot = 5\n", "autopilot.enabled = false\n"])
+def test_config_edits_never_write_into_a_file_that_does_not_parse(tmp_path: Path,
+                                                                 text: str) -> None:
+    (tmp_path / "edit").mkdir()
+    path = tmp_path / "edit" / "config.toml"
+    path.write_text(text)
+    with pytest.raises(config_edit.UneditableConfig) as err:
+        config_edit.set_value(path, "autopilot", "enabled", True)
+    assert str(err.value).startswith("config.toml: ")
+    assert path.read_text() == text
+    assert [p.name for p in path.parent.iterdir()] == ["config.toml"]

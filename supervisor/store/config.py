@@ -101,11 +101,13 @@ def load_config(path: Path) -> LoadedConfig:
         )
     errors: list[str] = []
     config = Config(source=path)
+    not_tables = [s for s in dict.fromkeys(s for s, _ in _FIELDS)
+                  if not isinstance(data.get(s, {}), dict)]
+    errors.extend(f"{where}: {s}: expected a table; using defaults" for s in not_tables)
     for (section, key), (attr, convert) in _FIELDS.items():
         table = data.get(section, {})
         if not isinstance(table, dict):
-            errors.append(f"{where}: {section}: expected a table; using defaults")
-            continue
+            continue   # reported once above, not once per setting
         if key not in table:
             continue
         try:
