@@ -120,9 +120,9 @@ def chain(
     """
     def usable(name: str) -> Provider | None:
         provider = registry.get(name)
-        if name not in CANDIDATES or name == stuck_provider or provider is None:
+        if name == stuck_provider or provider is None:
             return None
-        return provider if provider.checker is not None else None
+        return provider if provider.can_check else None
 
     if not choices:
         for name in CANDIDATES:
@@ -141,8 +141,9 @@ def installed(registry: Registry, name: str,
     """Whether `name` can check here: its provider has a [checker] table whose programs are
     on PATH."""
     provider = registry.get(name)
-    checker = provider.checker if provider is not None else None
-    return checker is not None and all(which(exe) for exe in executables(checker.argv.argv))
+    if provider is None or provider.checker is None or not provider.can_check:
+        return False
+    return all(which(exe) for exe in executables(provider.checker.argv.argv))
 
 
 def executables(argv: Sequence[str]) -> tuple[str, ...]:

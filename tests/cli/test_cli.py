@@ -199,3 +199,21 @@ def test_a_state_file_of_the_wrong_shape_is_set_aside_and_pitcrew_starts(
     assert not (pitcrew_home / "state.json").exists()
     [aside] = pitcrew_home.glob("state.json.corrupt-*")
     assert aside.read_text() == '{"extra": {"seats": 5, "deliveries": 3}}'
+
+
+def test_providers_and_diagnosis_checkers_agree_on_who_can_check(pitcrew_home: Path) -> None:
+    from pitcrew.supervisor.store.config import check_setting
+
+    listed = json.loads(pitcrew("providers", "--json").stdout)["providers"]
+    for p in listed:
+        try:
+            check_setting("diagnosis", "checkers", [p["name"]])
+            accepted = True
+        except ValueError:
+            accepted = False
+        assert accepted == p["supports"]["checker"], p["name"]
+    table = {line.split()[0]: line.split()[-3:] for line in pitcrew("providers").stdout
+             .splitlines()[1:]}
+    assert table["aider"][0] == "-" and table["copilot"][0] == "-"
+    out = pitcrew("diagnosis", "checkers", "aider")
+    assert out.returncode == 2 and "'aider' cannot be a checker" in out.stderr
