@@ -62,7 +62,8 @@ class Diagnoses:
             try:
                 if use_ai:
                     diagnosis = checkers.diagnose(text, w.provider.name, choices, registry,
-                                                  local, consent)
+                                                  local, consent, config.checker_timeout,
+                                                  config.chain_timeout)
                 else:
                     diagnosis = checkers.Diagnosis(local, "local classifier (manual timer)",
                                                    0.0, (), consent)
