@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import sys
 from collections.abc import Sequence
 
 from pitcrew.supervisor import __version__
+from pitcrew.supervisor.adapters.display import has_display
 from pitcrew.supervisor.cli import autopilot_cmds, commands, secret_cmds, team_cmds
 from pitcrew.supervisor.cli.logs import setup_logging
 from pitcrew.supervisor.core.errors import PitcrewError
@@ -113,13 +113,6 @@ def build_parser() -> argparse.ArgumentParser:
 
     secret_cmds.register(sub)
     return parser
-
-
-def has_display(environ: os._Environ[str] | dict[str, str] | None = None) -> bool:
-    env = os.environ if environ is None else environ
-    if sys.platform in ("darwin", "win32"):
-        return True
-    return bool(env.get("DISPLAY") or env.get("WAYLAND_DISPLAY"))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

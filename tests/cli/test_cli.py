@@ -217,3 +217,16 @@ def test_providers_and_diagnosis_checkers_agree_on_who_can_check(pitcrew_home: P
     assert table["aider"][0] == "-" and table["copilot"][0] == "-"
     out = pitcrew("diagnosis", "checkers", "aider")
     assert out.returncode == 2 and "'aider' cannot be a checker" in out.stderr
+
+
+@pytest.mark.parametrize("entry", ["pitcrew tray", "pitcrew-tray"])
+def test_the_tray_without_a_display_is_one_clear_line(entry: str) -> None:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    argv = ([sys.executable, "-m", "pitcrew.supervisor", "tray"] if entry == "pitcrew tray"
+            else [str(Path(sys.executable).parent / "pitcrew-tray")])
+    out = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=60)
+    assert out.returncode == 2
+    assert out.stderr == ("pitcrew: the tray app needs a display (DISPLAY and WAYLAND_DISPLAY "
+                          "are unset); run `pitcrew watch` to supervise without one\n")
+    assert out.stdout == ""
