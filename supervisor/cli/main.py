@@ -53,6 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("terminal", metavar="TERMINAL", help="pane id (%%3), tmux target "
                    "(work:1.0) or terminal key (server:%%3)")
     p.add_argument("text", nargs="+", metavar="TEXT")
+    p.add_argument("--wait", action="store_true", help="queue it even if that terminal is "
+                   "not there yet (by pane id or terminal key)")
     p.set_defaults(func=team_cmds.send)
 
     p = sub.add_parser("consent", help="grant or revoke sending screen text to checkers")

@@ -78,7 +78,8 @@ class Inbox:
         sup.changed()
         if isinstance(send := record.get("send"), dict):
             sup.deliveries.queue(str(send.get("terminal")), str(send.get("text", "")),
-                                 delivery_id=str(send.get("id")) if send.get("id") else None)
+                                 delivery_id=str(send.get("id")) if send.get("id") else None,
+                                 wait=send.get("wait") is True)
             return
         if isinstance(bind := record.get("bind"), dict):
             key = resolve_terminal(str(bind.get("terminal")), sup.watched) or str(
