@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import subprocess
@@ -67,6 +68,63 @@ def test_unknown_kinds_and_garbage_are_skipped(tmp_path: Path) -> None:
     path = tmp_path / "ledger.jsonl"
     path.write_text('{"kind": "note"}\nnot json\n\x00\x01\n')
     assert Ledger(path).tail(5) == []
+
+
+def test_the_ledger_rotates_by_size_keeping_every_row_byte_for_byte(tmp_path: Path) -> None:
+    path = tmp_path / "autopilot-ledger.jsonl"
+    ledger = Ledger(path, max_bytes=2_000, keep=3)
+    written: list[bytes] = []
+    for n in range(60):
+        ledger.append(decision(n))
+        written.append(json.dumps(decision(n).to_json(), ensure_ascii=False,
+                                  separators=(",", ":")).encode() + b"\n")
+    names = sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("autopilot"))
+    assert names == ["autopilot-ledger.1.jsonl.gz", "autopilot-ledger.2.jsonl.gz",
+                     "autopilot-ledger.3.jsonl.gz", "autopilot-ledger.jsonl"]
+    kept = b"".join(gzip.decompress(ledger.rotated(n).read_bytes()) for n in (3, 2, 1))
+    kept += path.read_bytes()
+    assert b"".join(written).endswith(kept)                   # rows as written, in order
+    assert all(p.stat().st_size <= 2_000 for p in tmp_path.iterdir() if p.suffix == ".jsonl")
+    newest = [d.prompt for d in ledger.tail(100)]
+    assert newest == [f"task {n}" for n in range(59, 59 - len(newest), -1)]
+    assert len(newest) == kept.count(b"\n")
+    assert ledger.tail(1)[0] == decision(59)
+
+
+def test_tail_reads_across_the_rotation_boundary(tmp_path: Path) -> None:
+    path = tmp_path / "autopilot-ledger.jsonl"
+    ledger = Ledger(path, max_bytes=1_000, keep=5)
+    n = 0
+    while not ledger.rotated(1).exists():
+        ledger.append(decision(n))
+        n += 1
+    assert len(path.read_bytes().splitlines()) == 1           # the newest row alone
+    assert [d.prompt for d in ledger.tail(5)] == [f"task {k}" for k in range(n - 1, n - 6, -1)]
+
+
+def test_a_torn_line_and_a_crash_mid_rotation_lose_no_row(tmp_path: Path) -> None:
+    path = tmp_path / "autopilot-ledger.jsonl"
+    ledger = Ledger(path, max_bytes=1_500, keep=5)
+    for n in range(3):
+        ledger.append(decision(n))
+    with open(path, "ab") as fh:
+        fh.write(b'{"kind": "decision", "badge": "Resu')    # a crash mid-write
+    os.replace(path, tmp_path / "autopilot-ledger.1.jsonl")  # ...and mid-rotation
+    assert [d.prompt for d in ledger.tail(5)] == ["task 2", "task 1", "task 0"]
+    for n in range(3, 12):
+        ledger.append(decision(n))
+    assert not (tmp_path / "autopilot-ledger.1.jsonl").exists()   # compressed at rotation
+    assert [d.prompt for d in ledger.tail(20)] == [f"task {k}" for k in range(11, -1, -1)]
+    # a crash after the .gz was complete but before the plain copy went: read once
+    gz = ledger.rotated(1)
+    (tmp_path / "autopilot-ledger.1.jsonl").write_bytes(gzip.decompress(gz.read_bytes()))
+    assert [d.prompt for d in ledger.tail(20)] == [f"task {k}" for k in range(11, -1, -1)]
+
+
+def test_the_ledger_defaults_are_20_mb_and_5_files(tmp_path: Path) -> None:
+    ledger = Ledger(tmp_path / "autopilot-ledger.jsonl")
+    assert (ledger.max_bytes, ledger.keep) == (20 * 1024 * 1024, 5)
+    assert ledger.rotated(2).name == "autopilot-ledger.2.jsonl.gz"
 
 
 def test_state_round_trips_and_is_replaced_atomically(tmp_path: Path) -> None:
