@@ -127,6 +127,20 @@ def test_the_ledger_defaults_are_20_mb_and_5_files(tmp_path: Path) -> None:
     assert ledger.rotated(2).name == "autopilot-ledger.2.jsonl.gz"
 
 
+def test_ledger_rows_of_the_wrong_shape_are_skipped(tmp_path: Path) -> None:
+    path = tmp_path / "autopilot-ledger.jsonl"
+    good = decision(1).to_json()
+    bad = [{**good, "at": 1e20}, {**good, "at": "soon"}, {**good, "prompt": ["x"]},
+           {**good, "attempt": -1}, {**good, "badge": "Exploded"}, {**good, "readings": 3}]
+    path.write_text("".join(json.dumps(row) + "\n" for row in [good, *bad]))
+    assert Ledger(path).tail(10) == [decision(1)]
+    out = subprocess.run([sys.executable, "-m", "pitcrew.supervisor", "ledger"], text=True,
+                         capture_output=True, env={**os.environ, "PITCREW_HOME": str(tmp_path)},
+                         timeout=60)
+    assert out.returncode == 0 and out.stderr == ""
+    assert out.stdout.count("task 1") == 1
+
+
 def test_state_round_trips_and_is_replaced_atomically(tmp_path: Path) -> None:
     path = tmp_path / "state.json"
     t = TerminalState("work:%3", "Claude Code", "/p", Health.ZOMBIE, "fix it", "sess",

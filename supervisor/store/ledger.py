@@ -30,6 +30,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from pitcrew.supervisor.core.records import Decision
+from pitcrew.supervisor.store import schema
 
 log = logging.getLogger(__name__)
 
@@ -152,8 +153,7 @@ class Ledger:
 
 def parse_line(raw: bytes | str) -> Decision | None:
     try:
-        data = json.loads(raw)
-        return Decision.from_json(data)
+        return Decision.from_json(schema.LEDGER_ROW(json.loads(raw), "row"))
     except (ValueError, KeyError, TypeError) as exc:
         log.debug("skipping a ledger line that does not parse: %s", exc)
         return None

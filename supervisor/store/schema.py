@@ -22,7 +22,7 @@ from typing import Any
 
 from pitcrew.supervisor.core.delivery import Status
 from pitcrew.supervisor.core.health import Health
-from pitcrew.supervisor.core.records import Phase
+from pitcrew.supervisor.core.records import Badge, Phase
 
 Check = Callable[[Any, str], Any]
 
@@ -65,6 +65,14 @@ def number(value: Any, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise _fail(where, "a number", value)
     return float(value)
+
+
+def timestamp(value: Any, where: str) -> float:
+    """Seconds since the epoch that a calendar can show (1970 to the year 9999)."""
+    seconds = number(value, where)
+    if not 0 <= seconds < 253_402_300_800:
+        raise _fail(where, "a time (seconds since 1970)", value)
+    return seconds
 
 
 def optional(check: Check) -> Check:
@@ -189,3 +197,14 @@ def check_state(value: Any) -> CheckedState:
     if "consent_asked" in extra:
         extra["consent_asked"] = boolean(extra["consent_asked"], "extra.consent_asked")
     return CheckedState(data, extra, tuple(dropped))
+
+
+# -- autopilot-ledger.jsonl, one row -----------------------------------------------------------
+
+LEDGER_ROW = record({
+    "kind": Field(one_of(["decision"]), True), "badge": Field(one_of(b.value for b in Badge), True),
+    "at": Field(timestamp, True), "terminal": Field(string, True), "agent": Field(string, True),
+    "prompt": Field(string, True), "project": Field(string, True),
+    "trigger": Field(string, True), "reason": Field(string, True),
+    "attempt": Field(count, True), "readings": Field(table_of(lambda v, w: v)),
+})
