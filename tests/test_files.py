@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import json
 import os
 import subprocess
 import sys
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
 
+from pitcrew.supervisor.core.delivery import Delivery
 from pitcrew.supervisor.core.health import Health
 from pitcrew.supervisor.core.records import Badge, Decision, Incident, Phase, TerminalState
-from pitcrew.supervisor.store import config_edit, state_store
+from pitcrew.supervisor.store import config_edit, schema, state_store
 from pitcrew.supervisor.store.config import load_config
 from pitcrew.supervisor.store.ledger import Ledger
 from pitcrew.supervisor.store.lock import SupervisorLock
@@ -191,6 +194,16 @@ def test_a_state_file_of_the_wrong_shape_is_kept_aside(tmp_path: Path,
     assert "\n" not in loaded.problem
     [aside] = [p for p in tmp_path.iterdir() if p.name.startswith("state.json.corrupt-")]
     assert json.loads(aside.read_text()) == {"version": 1, **body}
+
+
+@pytest.mark.parametrize(("fields", "record"), [
+    (schema.TERMINAL_FIELDS, TerminalState), (schema.INCIDENT_FIELDS, Incident),
+    (schema.DELIVERY_FIELDS, Delivery), (schema.LEDGER_ROW_FIELDS, Decision),
+])
+def test_every_field_of_a_persisted_record_has_a_check(fields: Mapping[str, object],
+                                                       record: type) -> None:
+    marker = {"kind"} if record is Decision else set()   # a ledger row's "kind": "decision"
+    assert set(fields) - marker == {f.name for f in dataclasses.fields(record)}
 
 
 def test_a_bad_delivery_is_dropped_alone_with_one_warning(

@@ -132,29 +132,34 @@ def record(fields: Mapping[str, Field]) -> Check:
 
 # -- state.json ------------------------------------------------------------------------------
 
-INCIDENT = record({
+# Field tables are kept by name: a test holds each to its dataclass, so a field added to
+# a record and forgotten here fails a test instead of being dropped on the next load.
+INCIDENT_FIELDS: Mapping[str, Field] = {
     "number": Field(integer, True), "prompt": Field(string, True),
     "opened_at": Field(number, True), "trigger": Field(string, True),
     "reason": Field(string, True), "attempts": Field(count),
     "phase": Field(one_of(p.value for p in Phase)), "next_at": Field(optional(number)),
     "hold": Field(optional(string)), "renewals": Field(count),
-})
+}
+INCIDENT = record(INCIDENT_FIELDS)
 
-TERMINAL = record({
+TERMINAL_FIELDS: Mapping[str, Field] = {
     "terminal": Field(string, True), "agent": Field(string, True),
     "project": Field(string, True), "health": Field(one_of(h.value for h in Health)),
     "task": Field(optional(string)), "session_id": Field(optional(string)),
     "incident": Field(optional(INCIDENT)), "incidents_opened": Field(count),
     "generation": Field(count), "restarts": Field(list_of(number)),
     "crashes": Field(list_of(number)),
-})
+}
+TERMINAL = record(TERMINAL_FIELDS)
 
-DELIVERY = record({
+DELIVERY_FIELDS: Mapping[str, Field] = {
     "id": Field(string, True), "terminal": Field(string, True), "text": Field(string, True),
     "created_at": Field(number, True), "kind": Field(string), "attempts": Field(count),
     "status": Field(one_of(s.value for s in Status), True), "next_at": Field(number),
     "typed_at": Field(optional(number)),
-})
+}
+DELIVERY = record(DELIVERY_FIELDS)
 
 SEATS = record({"holders": Field(table_of(string)), "terminals": Field(table_of(string))})
 
@@ -201,10 +206,11 @@ def check_state(value: Any) -> CheckedState:
 
 # -- autopilot-ledger.jsonl, one row -----------------------------------------------------------
 
-LEDGER_ROW = record({
+LEDGER_ROW_FIELDS: Mapping[str, Field] = {
     "kind": Field(one_of(["decision"]), True), "badge": Field(one_of(b.value for b in Badge), True),
     "at": Field(timestamp, True), "terminal": Field(string, True), "agent": Field(string, True),
     "prompt": Field(string, True), "project": Field(string, True),
     "trigger": Field(string, True), "reason": Field(string, True),
     "attempt": Field(count, True), "readings": Field(table_of(lambda v, w: v)),
-})
+}
+LEDGER_ROW = record(LEDGER_ROW_FIELDS)
