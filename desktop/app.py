@@ -16,11 +16,15 @@ from PySide6.QtGui import QGuiApplication, QIcon
 from PySide6.QtWidgets import QApplication, QSystemTrayIcon
 
 from pitcrew import resources
+from pitcrew.supervisor.adapters.display import missing_display
 from pitcrew.supervisor.service.app_context import load_context
 
 
 def run_tray(tmux_socket: str | None = None, page: str | None = None) -> int:
     started = time.monotonic()
+    if (missing := missing_display()) is not None:   # before Qt, which would abort
+        print(f"pitcrew: {missing}", file=sys.stderr)
+        return 2
     app = QApplication.instance() or QApplication(sys.argv[:1])
     assert isinstance(app, QApplication)
     app.setApplicationName("Pitcrew")

@@ -383,7 +383,7 @@ def test_a_checker_that_times_out_hands_over_to_the_next(fakes: Fakes) -> None:
     fakes.install("qwen", do="hang")
     fakes.install("kimi", answer={"state": "rate_limit", "reason": "limit", "reset_at": None})
     diagnosis = diagnose("screen", "claude", choices("qwen", "kimi"), REGISTRY, LOCAL,
-                         consent=True, timeout=1.5)
+                         consent=True, checker_timeout=1.5)
     assert outcomes(diagnosis) == [("qwen", "timeout"), ("kimi", "answered")]
     assert diagnosis.by == "kimi"
     # Same state as the local reading: the reset time it parsed from the screen is kept.
@@ -399,12 +399,59 @@ def test_when_every_checker_fails_the_local_verdict_stands(fakes: Fakes) -> None
     fakes.install("qwen", do="hang")
     fakes.install("hermes")                       # a fifth choice is never asked
     diagnosis = diagnose("screen", "kimi", choices("claude", "codex", "gemini", "qwen", "hermes"),
-                         REGISTRY, LOCAL, consent=True, timeout=1.0)
+                         REGISTRY, LOCAL, consent=True, checker_timeout=1.0)
     assert outcomes(diagnosis) == [("claude", "error"), ("codex", "invalid"),
                                    ("gemini", "limit"), ("qwen", "timeout")]
     assert diagnosis.by == "local classifier (every checker failed)"
     assert diagnosis.screen == LOCAL
     assert fakes.runs("hermes") == []
+
+
+@pytest.mark.usefixtures("fast_kill")
+def test_four_hanging_checkers_hold_a_diagnosis_no_longer_than_its_budget(fakes: Fakes) -> None:
+    for name in ("claude", "codex", "gemini", "qwen"):
+        fakes.install(name, do="hang")
+    diagnosis = diagnose("screen", "kimi", choices("claude", "codex", "gemini", "qwen"),
+                         REGISTRY, LOCAL, consent=True, checker_timeout=1.0, chain_timeout=3.5)
+    assert outcomes(diagnosis) == [("claude", "timeout"), ("codex", "timeout"),
+                                   ("gemini", "timeout"), ("qwen", "timeout")]
+    # two run out their own 1 s (+ the kill); then less than MIN_RUN is left: not started
+    assert [bool(fakes.runs(n)) for n in ("claude", "codex", "gemini", "qwen")] == [
+        True, True, False, False]
+    assert diagnosis.attempts[2].detail == "not run: the diagnosis' 3.5 s were spent"
+    assert diagnosis.seconds < 3.5 + 2 * checkers.KILL_GRACE
+    for run in fakes.runs():            # every hung process group is gone
+        for pid in (run.get("pid"), run.get("child_pid")):
+            if pid:
+                wait_until(lambda p=pid: not psutil.pid_exists(p) or psutil.Process(p).status()
+                           == psutil.STATUS_ZOMBIE, 5)
+
+
+@pytest.mark.usefixtures("fast_kill")
+def test_the_last_checker_gets_only_what_is_left_of_the_chain(fakes: Fakes) -> None:
+    fakes.install("claude", do="hang")
+    fakes.install("codex", do="hang")
+    diagnosis = diagnose("screen", "kimi", choices("claude", "codex"), REGISTRY, LOCAL,
+                         consent=True, checker_timeout=2.0, chain_timeout=4.0)
+    assert outcomes(diagnosis) == [("claude", "timeout"), ("codex", "timeout")]
+    assert diagnosis.attempts[1].detail.startswith("no answer within 1.")
+
+
+def test_the_checker_budget_is_60_s_and_a_provider_can_only_shorten_it() -> None:
+    from pitcrew.supervisor.store.config import Config, load_config
+
+    assert checkers.CHECKER_TIMEOUT == Config().checker_timeout == 60
+    assert checkers.CHAIN_TIMEOUT == Config().chain_timeout == 150
+    defaults = inspect.signature(diagnose).parameters
+    assert defaults["checker_timeout"].default == 60 and defaults["chain_timeout"].default == 150
+    assert all(p.checker.timeout >= 60 for p in REGISTRY if p.checker)  # 90-120 s: cut to 60
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "config.toml"
+        path.write_text("[diagnosis]\nchecker_timeout = 20\nchain_timeout = 4\n")
+        loaded = load_config(path)
+    assert loaded.config.checker_timeout == 20 and loaded.config.chain_timeout == 150
+    assert loaded.errors == ("config.toml: diagnosis.chain_timeout: expected 10 to 1800 "
+                             "seconds, got 4; using the default",)
 
 
 def test_with_no_checker_available_the_local_verdict_stands(fakes: Fakes) -> None:

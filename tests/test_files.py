@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import dataclasses
+import gzip
 import json
 import os
 import subprocess
 import sys
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
 
+import pytest
+
+from pitcrew.supervisor.core.delivery import Delivery
 from pitcrew.supervisor.core.health import Health
 from pitcrew.supervisor.core.records import Badge, Decision, Incident, Phase, TerminalState
-from pitcrew.supervisor.store import config_edit, state_store
+from pitcrew.supervisor.store import config_edit, schema, state_store
 from pitcrew.supervisor.store.config import load_config
 from pitcrew.supervisor.store.ledger import Ledger
 from pitcrew.supervisor.store.lock import SupervisorLock
@@ -67,6 +73,77 @@ def test_unknown_kinds_and_garbage_are_skipped(tmp_path: Path) -> None:
     assert Ledger(path).tail(5) == []
 
 
+def test_the_ledger_rotates_by_size_keeping_every_row_byte_for_byte(tmp_path: Path) -> None:
+    path = tmp_path / "autopilot-ledger.jsonl"
+    ledger = Ledger(path, max_bytes=2_000, keep=3)
+    written: list[bytes] = []
+    for n in range(60):
+        ledger.append(decision(n))
+        written.append(json.dumps(decision(n).to_json(), ensure_ascii=False,
+                                  separators=(",", ":")).encode() + b"\n")
+    names = sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("autopilot"))
+    assert names == ["autopilot-ledger.1.jsonl.gz", "autopilot-ledger.2.jsonl.gz",
+                     "autopilot-ledger.3.jsonl.gz", "autopilot-ledger.jsonl"]
+    kept = b"".join(gzip.decompress(ledger.rotated(n).read_bytes()) for n in (3, 2, 1))
+    kept += path.read_bytes()
+    assert b"".join(written).endswith(kept)                   # rows as written, in order
+    assert all(p.stat().st_size <= 2_000 for p in tmp_path.iterdir() if p.suffix == ".jsonl")
+    newest = [d.prompt for d in ledger.tail(100)]
+    assert newest == [f"task {n}" for n in range(59, 59 - len(newest), -1)]
+    assert len(newest) == kept.count(b"\n")
+    assert ledger.tail(1)[0] == decision(59)
+
+
+def test_tail_reads_across_the_rotation_boundary(tmp_path: Path) -> None:
+    path = tmp_path / "autopilot-ledger.jsonl"
+    ledger = Ledger(path, max_bytes=1_000, keep=5)
+    n = 0
+    while not ledger.rotated(1).exists():
+        ledger.append(decision(n))
+        n += 1
+    assert len(path.read_bytes().splitlines()) == 1           # the newest row alone
+    assert [d.prompt for d in ledger.tail(5)] == [f"task {k}" for k in range(n - 1, n - 6, -1)]
+
+
+def test_a_torn_line_and_a_crash_mid_rotation_lose_no_row(tmp_path: Path) -> None:
+    path = tmp_path / "autopilot-ledger.jsonl"
+    ledger = Ledger(path, max_bytes=1_500, keep=5)
+    for n in range(3):
+        ledger.append(decision(n))
+    with open(path, "ab") as fh:
+        fh.write(b'{"kind": "decision", "badge": "Resu')    # a crash mid-write
+    os.replace(path, tmp_path / "autopilot-ledger.1.jsonl")  # ...and mid-rotation
+    assert [d.prompt for d in ledger.tail(5)] == ["task 2", "task 1", "task 0"]
+    for n in range(3, 12):
+        ledger.append(decision(n))
+    assert not (tmp_path / "autopilot-ledger.1.jsonl").exists()   # compressed at rotation
+    assert [d.prompt for d in ledger.tail(20)] == [f"task {k}" for k in range(11, -1, -1)]
+    # a crash after the .gz was complete but before the plain copy went: read once
+    gz = ledger.rotated(1)
+    (tmp_path / "autopilot-ledger.1.jsonl").write_bytes(gzip.decompress(gz.read_bytes()))
+    assert [d.prompt for d in ledger.tail(20)] == [f"task {k}" for k in range(11, -1, -1)]
+
+
+def test_the_ledger_defaults_are_20_mb_and_5_files(tmp_path: Path) -> None:
+    ledger = Ledger(tmp_path / "autopilot-ledger.jsonl")
+    assert (ledger.max_bytes, ledger.keep) == (20 * 1024 * 1024, 5)
+    assert ledger.rotated(2).name == "autopilot-ledger.2.jsonl.gz"
+
+
+def test_ledger_rows_of_the_wrong_shape_are_skipped(tmp_path: Path) -> None:
+    path = tmp_path / "autopilot-ledger.jsonl"
+    good = decision(1).to_json()
+    bad = [{**good, "at": 1e20}, {**good, "at": "soon"}, {**good, "prompt": ["x"]},
+           {**good, "attempt": -1}, {**good, "badge": "Exploded"}, {**good, "readings": 3}]
+    path.write_text("".join(json.dumps(row) + "\n" for row in [good, *bad]))
+    assert Ledger(path).tail(10) == [decision(1)]
+    out = subprocess.run([sys.executable, "-m", "pitcrew.supervisor", "ledger"], text=True,
+                         capture_output=True, env={**os.environ, "PITCREW_HOME": str(tmp_path)},
+                         timeout=60)
+    assert out.returncode == 0 and out.stderr == ""
+    assert out.stdout.count("task 1") == 1
+
+
 def test_state_round_trips_and_is_replaced_atomically(tmp_path: Path) -> None:
     path = tmp_path / "state.json"
     t = TerminalState("work:%3", "Claude Code", "/p", Health.ZOMBIE, "fix it", "sess",
@@ -87,6 +164,65 @@ def test_a_corrupt_state_file_is_kept_aside_not_lost(tmp_path: Path) -> None:
     assert loaded.problem and "kept it as state.json.corrupt-" in loaded.problem
     [aside] = [p for p in tmp_path.iterdir() if p.name.startswith("state.json.corrupt-")]
     assert aside.read_text() == '{"terminals": {"x": {"terminal": 1}'
+
+
+GOOD_TERMINAL = {"terminal": "work:%3", "agent": "Claude Code", "project": "/p"}
+
+
+@pytest.mark.parametrize("body", [
+    {"extra": {"deliveries": 5}},
+    {"extra": {"seats": 5}},
+    {"extra": {"seats": {"holders": 3}}},
+    {"extra": {"seats": {"holders": {"api": 7}}}},
+    {"extra": {"commands_offset": "12"}},
+    {"extra": {"consent_asked": "yes"}},
+    {"extra": 4},
+    {"terminals": []},
+    {"terminals": {"default:%3": {**GOOD_TERMINAL, "restarts": 5}}},
+    {"terminals": {"default:%3": {**GOOD_TERMINAL, "health": "sleepy"}}},
+    {"terminals": {"default:%3": {**GOOD_TERMINAL, "incident": {"number": 1}}}},
+    {"terminals": {"default:%3": {**GOOD_TERMINAL, "generation": True}}},
+    {"paused": "no"},
+])
+def test_a_state_file_of_the_wrong_shape_is_kept_aside(tmp_path: Path,
+                                                        body: dict[str, object]) -> None:
+    path = tmp_path / "state.json"
+    path.write_text(json.dumps({"version": 1, **body}))
+    loaded = state_store.load(path)
+    assert loaded.snapshot == state_store.Snapshot()
+    assert loaded.problem and "kept it as state.json.corrupt-" in loaded.problem
+    assert "\n" not in loaded.problem
+    [aside] = [p for p in tmp_path.iterdir() if p.name.startswith("state.json.corrupt-")]
+    assert json.loads(aside.read_text()) == {"version": 1, **body}
+
+
+@pytest.mark.parametrize(("fields", "record"), [
+    (schema.TERMINAL_FIELDS, TerminalState), (schema.INCIDENT_FIELDS, Incident),
+    (schema.DELIVERY_FIELDS, Delivery), (schema.LEDGER_ROW_FIELDS, Decision),
+])
+def test_every_field_of_a_persisted_record_has_a_check(fields: Mapping[str, object],
+                                                       record: type) -> None:
+    marker = {"kind"} if record is Decision else set()   # a ledger row's "kind": "decision"
+    assert set(fields) - marker == {f.name for f in dataclasses.fields(record)}
+
+
+def test_a_bad_delivery_is_dropped_alone_with_one_warning(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    path = tmp_path / "state.json"
+    good = {"id": "a1", "terminal": "default:%3", "text": "hi", "created_at": 1.0,
+            "status": "pending"}
+    path.write_text(json.dumps({"paused": True, "terminals": {"default:%3": GOOD_TERMINAL},
+                                "extra": {"deliveries": [good, {"id": 3}, 7],
+                                          "seats": {"holders": {"api": "codex"}},
+                                          "commands_offset": 12, "later": [1]}}))
+    with caplog.at_level("WARNING"):
+        loaded = state_store.load(path)
+    assert loaded.problem is None and loaded.snapshot.paused
+    assert loaded.snapshot.extra == {"deliveries": [good], "commands_offset": 12,
+                                     "seats": {"holders": {"api": "codex"}}, "later": [1]}
+    [warning] = [r.getMessage() for r in caplog.records]
+    assert warning.startswith("state.json: dropped 2 queued message(s) that do not read back")
+    assert path.exists()
 
 
 def test_a_second_supervisor_is_told_who_holds_the_lock(tmp_path: Path) -> None:
@@ -137,3 +273,23 @@ def test_a_fresh_config_starts_from_the_commented_defaults(tmp_path: Path) -> No
     assert "# Autopilot (failed tasks)" in text and "enabled = true" in text
     assert load_config(path).errors == ()
     assert os.stat(path).st_size > 0
+
+
+def test_a_section_that_is_not_a_table_is_reported_once(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text("autopilot = 5\n[diagnosis]\nmode = 'ai'\n")
+    assert load_config(path).errors == ("config.toml: autopilot: expected a table; using defaults",)
+
+
+@pytest.mark.parametrize("text", ["this is = = not toml\n", "[autopilot]\nenabled = \n",
+                                  "autopilot = 5\n", "autopilot.enabled = false\n"])
+def test_config_edits_never_write_into_a_file_that_does_not_parse(tmp_path: Path,
+                                                                 text: str) -> None:
+    (tmp_path / "edit").mkdir()
+    path = tmp_path / "edit" / "config.toml"
+    path.write_text(text)
+    with pytest.raises(config_edit.UneditableConfig) as err:
+        config_edit.set_value(path, "autopilot", "enabled", True)
+    assert str(err.value).startswith("config.toml: ")
+    assert path.read_text() == text
+    assert [p.name for p in path.parent.iterdir()] == ["config.toml"]

@@ -10,12 +10,16 @@ Theory of operation
    neutralised, and fixed instructions around it asking for one line of JSON.
 3. `run_checker` runs one checker as a real subprocess in a fresh empty temporary directory
    (never the project), with a minimal environment (no TMUX, no secrets it was not given), in
-   its own process group, which is killed when the timeout passes.
+   its own process group, which is killed when its wall-clock budget passes: `[diagnosis]
+   checker_timeout` (60 s), which a provider's own `[checker] timeout` can only shorten.
 4. `parse_answer` (same module) accepts exactly `{"state", "reason", "reset_at"}` with a
    known state; any other shape is no answer. The answer only ever becomes a `Classification`.
 5. `diagnose` walks the chain until one checker answers; a checker that is not installed, hits
-   its own limit, errors, times out or answers out of schema hands over to the next. Without
-   the user's consent no process is started and the local classifier's verdict stands.
+   its own limit, errors, times out or answers out of schema hands over to the next. The whole
+   chain has its own budget, `[diagnosis] chain_timeout` (150 s): a checker gets what is left
+   of it when that is less than its own, and none starts with less than `MIN_RUN` left, so
+   four hanging checkers hold a diagnosis for 150 s, not 4 × 120. Without the user's consent
+   no process is started and the local classifier's verdict stands.
 
 Nothing here types into a pane: the result is a `Diagnosis`, a record the core decides on.
 """
@@ -52,6 +56,9 @@ LOCAL = "local classifier"
 DETAIL_CHARS = 160
 OUTPUT_TAIL = 64 * 1024     # bytes of a checker's stdout/stderr that are read back
 KILL_GRACE = 2.0            # seconds between SIGTERM and SIGKILL for a checker past its time
+CHECKER_TIMEOUT = 60.0      # default wall-clock budget of one checker ([diagnosis] checker_timeout)
+CHAIN_TIMEOUT = 150.0       # default budget of a whole diagnosis ([diagnosis] chain_timeout)
+MIN_RUN = 1.0               # a checker is not started with less of the chain's budget left
 # Passed through when Pitcrew has them; a provider's `checker.env` adds its own names.
 # What any CLI needs to run and reach its service: locale, home, temp, and the proxy and CA
 # settings of a corporate network (without them every checker fails behind a proxy).
@@ -120,9 +127,9 @@ def chain(
     """
     def usable(name: str) -> Provider | None:
         provider = registry.get(name)
-        if name not in CANDIDATES or name == stuck_provider or provider is None:
+        if name == stuck_provider or provider is None:
             return None
-        return provider if provider.checker is not None else None
+        return provider if provider.can_check else None
 
     if not choices:
         for name in CANDIDATES:
@@ -141,8 +148,9 @@ def installed(registry: Registry, name: str,
     """Whether `name` can check here: its provider has a [checker] table whose programs are
     on PATH."""
     provider = registry.get(name)
-    checker = provider.checker if provider is not None else None
-    return checker is not None and all(which(exe) for exe in executables(checker.argv.argv))
+    if provider is None or provider.checker is None or not provider.can_check:
+        return False
+    return all(which(exe) for exe in executables(provider.checker.argv.argv))
 
 
 def executables(argv: Sequence[str]) -> tuple[str, ...]:
@@ -189,7 +197,8 @@ def run_checker(
 ) -> tuple[Attempt, Answer | None]:
     """Run one checker on `prompt`; what happened and its answer (None unless answered).
 
-    `timeout` overrides the provider's `checker.timeout`. `environ` is where the passed-through
+    `timeout` is the wall-clock budget (default `CHECKER_TIMEOUT`); the provider's
+    `checker.timeout` can only shorten it. `environ` is where the passed-through
     variables come from (default: Pitcrew's own environment). `rules` read the checker's output
     for its own usage limit (default: the provider's screen rules). Never raises.
     """
@@ -213,7 +222,7 @@ def run_checker(
     for exe in executables(argv):
         if shutil.which(exe, path=env["PATH"]) is None:
             return attempt(Outcome.NOT_INSTALLED, f"{exe} is not on PATH"), None
-    limit = checker.timeout if timeout is None else timeout
+    limit = min(CHECKER_TIMEOUT if timeout is None else timeout, checker.timeout)
     stdin = prompt if checker.prompt == "stdin" else None
     workdir = ""
     try:
@@ -322,11 +331,15 @@ def diagnose(
     registry: Registry,
     local: Classification,
     consent: bool,
-    timeout: float | None = None,
+    checker_timeout: float = CHECKER_TIMEOUT,
+    chain_timeout: float = CHAIN_TIMEOUT,
     environ: Mapping[str, str] | None = None,
     clock: Callable[[], float] = time.monotonic,
 ) -> Diagnosis:
     """Ask the checkers in order; the first answer wins, else the `local` verdict stands.
+
+    Each checker gets `checker_timeout` seconds, or what is left of `chain_timeout` if that
+    is less; once less than `MIN_RUN` is left, the rest are recorded as timed out, not run.
 
     Without `consent` no process is started and the screen goes nowhere. A checker's answer
     keeps the local reading's reset time, retry delay and cause when both name the same state
@@ -345,8 +358,16 @@ def diagnose(
         provider = registry.get(choice.provider)
         if provider is None:  # chain() keeps only loaded providers; kept for the type checker
             continue
+        left = chain_timeout - (clock() - start)
+        if left < MIN_RUN:
+            attempts.append(Attempt(choice.provider, choice.model, Outcome.TIMEOUT, 0.0,
+                                    f"not run: the diagnosis' {chain_timeout:g} s were spent"))
+            log.info("checker %s: not run, the diagnosis' %g s were spent", choice.provider,
+                     chain_timeout, extra={"pitcrew_checker": choice.provider})
+            continue
         try:
-            attempt, answer = run_checker(choice, provider, prompt, timeout, source,
+            attempt, answer = run_checker(choice, provider, prompt,
+                                          min(checker_timeout, left), source,
                                           rules=registry.generic_screen)
         except Exception:  # a bug in one checker run must not cost the diagnosis
             log.exception("checker %s: failed unexpectedly", choice.provider)

@@ -81,9 +81,11 @@ class Send:
     terminal: str
     text: str
     id: str | None = None
+    wait: bool = False     # keep it for a terminal that is not there yet
 
     def to_record(self) -> dict[str, Any]:
-        return {"send": {"terminal": self.terminal, "text": self.text, "id": self.id}}
+        send = {"terminal": self.terminal, "text": self.text, "id": self.id}
+        return {"send": {**send, "wait": True} if self.wait else send}
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +120,7 @@ def parse(record: Mapping[str, Any]) -> Command | None:
     if isinstance(send := record.get("send"), Mapping):
         raw_id = send.get("id")
         return Send(str(send.get("terminal", "")), str(send.get("text", "")),
-                    str(raw_id) if raw_id else None)
+                    str(raw_id) if raw_id else None, send.get("wait") is True)
     if isinstance(bind := record.get("bind"), Mapping):
         return Bind(str(bind.get("seat", "")), str(bind.get("terminal", "")))
     if isinstance(change := record.get("set"), Mapping):

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import sys
 from collections.abc import Sequence
 
 from pitcrew.supervisor import __version__
+from pitcrew.supervisor.adapters.display import has_display
 from pitcrew.supervisor.cli import autopilot_cmds, commands, secret_cmds, team_cmds
 from pitcrew.supervisor.cli.logs import setup_logging
 from pitcrew.supervisor.core.errors import PitcrewError
@@ -53,6 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("terminal", metavar="TERMINAL", help="pane id (%%3), tmux target "
                    "(work:1.0) or terminal key (server:%%3)")
     p.add_argument("text", nargs="+", metavar="TEXT")
+    p.add_argument("--wait", action="store_true", help="queue it even if that terminal is "
+                   "not there yet (by pane id or terminal key)")
     p.set_defaults(func=team_cmds.send)
 
     p = sub.add_parser("consent", help="grant or revoke sending screen text to checkers")
@@ -113,13 +115,6 @@ def build_parser() -> argparse.ArgumentParser:
 
     secret_cmds.register(sub)
     return parser
-
-
-def has_display(environ: os._Environ[str] | dict[str, str] | None = None) -> bool:
-    env = os.environ if environ is None else environ
-    if sys.platform in ("darwin", "win32"):
-        return True
-    return bool(env.get("DISPLAY") or env.get("WAYLAND_DISPLAY"))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

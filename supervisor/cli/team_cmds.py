@@ -11,21 +11,51 @@ from pitcrew.supervisor.adapters import checker_cli as checkers
 from pitcrew.supervisor.cli.autopilot_cmds import _state_command
 from pitcrew.supervisor.core.errors import PitcrewError
 from pitcrew.supervisor.core.seats import parse_choice
-from pitcrew.supervisor.service.app_context import load_context
+from pitcrew.supervisor.service.app_context import AppContext, load_context
+from pitcrew.supervisor.service.scan import (
+    NoSuchTerminal,
+    find_terminal,
+    key_for_later,
+    terminal_key,
+)
 from pitcrew.supervisor.store import config_edit, state_store
 from pitcrew.supervisor.store.config import check_setting
 
 
 def send(args: argparse.Namespace) -> int:
+    """Resolve TERMINAL now, against the live server, and spool the terminal's key: the
+    watcher matches keys, so a tmux target it could not match never reaches it. A terminal
+    that is not there is an error unless `--wait` asks to queue for it."""
     ctx = load_context(args.tmux_socket)
     text = " ".join(args.text).strip()
     if not text:
         raise PitcrewError("nothing to send")
-    delivery = {"id": uuid.uuid4().hex[:12], "terminal": args.terminal, "text": text}
+    try:
+        key = resolve_ref(ctx, args.terminal)
+        shown = args.terminal
+    except NoSuchTerminal as exc:
+        later = key_for_later(args.terminal, ctx.tmux.label)
+        if not args.wait:
+            raise PitcrewError(f"{exc}; nothing queued (--wait queues it for a terminal "
+                               "that is not there yet)") from None
+        if later is None:
+            raise PitcrewError(f"{exc}; --wait needs a pane id (%3) or terminal key "
+                               f"({ctx.tmux.label}:%3), which a new pane can be matched "
+                               "to") from None
+        key, shown = later, f"{args.terminal} (not there yet)"
+    # "wait": the watcher keeps it until it sees the terminal (it may not have found a pane
+    # this command just found, and --wait asked to wait for one)
+    delivery = {"id": uuid.uuid4().hex[:12], "terminal": key, "text": text, "wait": True}
     _state_command(ctx, {"send": delivery}, queue_only=True)
-    print(f"Queued for {args.terminal}: Pitcrew types it when the agent is ready "
+    print(f"Queued for {shown} ({key}): Pitcrew types it when the agent is ready "
           f"(delivery {delivery['id']}).")
     return 0
+
+
+def resolve_ref(ctx: AppContext, ref: str) -> str:
+    """The terminal key of the agent terminal `ref` names; raises NoSuchTerminal."""
+    found = find_terminal(ctx.tmux, ctx.active_providers, ref)
+    return terminal_key(found.server, found.pane_id)
 
 
 def consent(args: argparse.Namespace) -> int:
@@ -104,10 +134,13 @@ def seat(args: argparse.Namespace) -> int:
         raise PitcrewError("usage: pitcrew seat bind SEAT TERMINAL")
     if args.seat not in seats:
         raise PitcrewError(f"no seat named {args.seat!r} in config.toml")
-    _state_command(ctx, {"bind": {"seat": args.seat, "terminal": args.terminal}},
-                   queue_only=True)
-    print(f"{args.terminal} sits in seat {args.seat} (the running Pitcrew applies it at once, "
-          f"or the next one to start).")
+    try:
+        key = resolve_ref(ctx, args.terminal)
+    except NoSuchTerminal as exc:
+        raise PitcrewError(str(exc)) from None
+    _state_command(ctx, {"bind": {"seat": args.seat, "terminal": key}}, queue_only=True)
+    print(f"{args.terminal} ({key}) sits in seat {args.seat} (the running Pitcrew applies it "
+          f"at once, or the next one to start).")
     return 0
 
 

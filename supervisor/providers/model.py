@@ -186,13 +186,21 @@ class Provider:
     verified: Mapping[str, str] = field(default_factory=dict)
     source: Path | None = None
 
+    @property
+    def can_check(self) -> bool:
+        """Whether this CLI may be a checker: one of the CLIs SPEC §3 names *and* it has a
+        `[checker]` table. A table alone is not enough (aider's and copilot's record how
+        they run headless, but they are not checkers); every place that offers, accepts or
+        runs a checker asks this one question."""
+        return self.checker is not None and self.name in CHECKER_CANDIDATES
+
     def supports(self) -> dict[str, bool]:
         """What this provider can do, for `pitcrew providers`."""
         return {
             "resume_by_id": self.resume.by_id is not None,
             "resume_latest": self.resume.latest is not None,
             "session_files": self.sessions.supported,
-            "checker": self.checker is not None,
+            "checker": self.can_check,
             "continue_in_place": self.screen.continue_message is not None,
             "launch_with_session_id": bool(self.launch.session_id),
         }

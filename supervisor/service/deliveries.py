@@ -80,9 +80,11 @@ class Deliveries:
         return [d for d in self.items.values() if d.status is not Status.DELIVERED]
 
     def queue(self, terminal: str, text: str, kind: str = "message",
-              delivery_id: str | None = None) -> Delivery | None:
+              delivery_id: str | None = None, wait: bool = False) -> Delivery | None:
+        """`wait`: `terminal` is a key `pitcrew send` resolved (or was asked to wait for):
+        keep it for a terminal not watched yet, as a brief for a new backup pane is kept."""
         key = resolve_terminal(terminal, self.watched) or (
-            terminal if kind == "brief" else None)
+            terminal if kind == "brief" or wait else None)
         if key is None:
             log.warning("cannot send to %s: no such agent terminal", terminal)
             return None

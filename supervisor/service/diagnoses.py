@@ -80,7 +80,8 @@ class Diagnoses:
         def work() -> None:
             try:
                 if use_ai:
-                    diagnosis = diagnose(text, provider, choices, registry, local, consent)
+                    diagnosis = diagnose(text, provider, choices, registry, local, consent,
+                                         config.checker_timeout, config.chain_timeout)
                 else:
                     diagnosis = checker_cli.Diagnosis(local, "local classifier (manual timer)",
                                                       0.0, (), consent)

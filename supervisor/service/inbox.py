@@ -69,8 +69,8 @@ class Inbox:
         self.changed()
         before = self.autopilot.mode()
         match command:
-            case Send(terminal=terminal, text=text, id=delivery_id):
-                self.deliveries.queue(terminal, text, delivery_id=delivery_id)
+            case Send(terminal=terminal, text=text, id=delivery_id, wait=wait):
+                self.deliveries.queue(terminal, text, delivery_id=delivery_id, wait=wait)
             case Bind(seat=seat, terminal=terminal):
                 self.seats.bind(seat, resolve_terminal(terminal, self.watched) or terminal)
             case SetSetting(section=section, key=key, value=value):

@@ -5,6 +5,10 @@ A terminal is a pane whose process tree holds a provider's agent process — or 
 come from psutil, the session id from the CLI's own files, and the state from the local
 classifier over the captured screen. A pane that vanishes between the listing and the capture
 is simply absent from the result.
+
+`find_terminal` turns what a user types (`%3`, `work:1.0`, `work`, `default:%3`) into one
+of these terminals, against the live server; `pitcrew send` and `pitcrew seat bind` both use
+it, so what `pitcrew status` prints is what they accept. It imports no part of the loop.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from pathlib import Path
 from pitcrew.supervisor.adapters import processes, sessions
 from pitcrew.supervisor.adapters.tmux import PaneInfo, Tmux
 from pitcrew.supervisor.core.classifier import classify
+from pitcrew.supervisor.core.errors import PitcrewError
 from pitcrew.supervisor.core.screen import Classification, ScreenState
 from pitcrew.supervisor.providers.model import Provider
 
@@ -123,3 +128,57 @@ def inspect_pane(
         dead_status=pane.dead_status,
         screen=screen,
     )
+
+
+class NoSuchTerminal(PitcrewError):
+    """The reference names no agent terminal on the server (or names several)."""
+
+
+def terminal_key(server: str, pane_id: str) -> str:
+    """The key the supervisor watches a terminal under (`<server>:%3`)."""
+    return f"{server}:{pane_id}"
+
+
+def match_terminal(ref: str, server: str, terminals: Iterable[Terminal]) -> list[Terminal]:
+    """The terminals `ref` names: a pane id (`%3`), a terminal key (`<server>:%3`), a tmux
+    target (`session:window.pane`, `session:window`) or a session (`work`). Pure."""
+    found = list(terminals)
+    head, sep, pane = ref.rpartition(":")
+    if ref.startswith("%"):
+        return [t for t in found if t.pane_id == ref]
+    if sep and pane.startswith("%"):
+        return [t for t in found if head == server and t.pane_id == pane]
+    exact = [t for t in found if t.target == ref]
+    if exact:
+        return exact
+    return [t for t in found if t.target.startswith(f"{ref}.")
+            or (":" not in ref and t.target.partition(":")[0] == ref)]
+
+
+def key_for_later(ref: str, server: str) -> str | None:
+    """For a terminal that is not there yet: the key `ref` will have, if it names a pane
+    (`%3`, `<server>:%3`); a tmux target cannot be known before its pane exists."""
+    head, sep, pane = ref.rpartition(":")
+    if ref.startswith("%") and ref[1:].isdigit():
+        return terminal_key(server, ref)
+    if sep and head == server and pane.startswith("%") and pane[1:].isdigit():
+        return ref
+    return None
+
+
+def find_terminal(tmux: Tmux, providers: Iterable[Provider], ref: str) -> Terminal:
+    """The one agent terminal `ref` names on the live server; raises NoSuchTerminal with the
+    one line to show the user. Screens are not read: only who is where."""
+    if not tmux.server_alive():
+        raise NoSuchTerminal(f"no agent terminal {ref}: no tmux server is running "
+                             f"({tmux.label})")
+    found = scan(tmux, providers, dt.datetime.now(dt.UTC), dt.UTC, read_screens=False)
+    hits = match_terminal(ref, tmux.label, found)
+    if not hits:
+        raise NoSuchTerminal(f"no agent terminal {ref} on tmux server {tmux.label} "
+                             "(see `pitcrew status`)")
+    if len(hits) > 1:
+        raise NoSuchTerminal(f"{ref} names {len(hits)} agent terminals ("
+                             f"{', '.join(f'{t.target} {t.pane_id}' for t in hits)}); "
+                             "name one by its pane id")
+    return hits[0]

@@ -54,6 +54,10 @@ mode = "ai"
 # Checker CLIs, in order, at most 4: "provider" or "provider:model" from claude, codex,
 # gemini, opencode, qwen, kimi, grok, hermes. Empty: the first installed, in that order.
 checkers = []
+# Seconds one checker may take before its processes are killed and the next is asked.
+checker_timeout = 60
+# Seconds a whole diagnosis may take, every checker together.
+chain_timeout = 150
 
 # Seats: a role with a working directory, a primary agent and ordered backups.
 # [[seats]]
@@ -76,6 +80,8 @@ class Config:
     diagnosis: bool = True
     diagnosis_mode: str = "ai"
     checkers: tuple[AgentChoice, ...] = ()
+    checker_timeout: float = 60.0       # one checker's wall-clock budget (5–600 s)
+    chain_timeout: float = 150.0        # a whole diagnosis' budget (10–1800 s)
     seats: tuple[Seat, ...] = ()
     source: Path | None = field(default=None, compare=False)
 
@@ -101,11 +107,13 @@ def load_config(path: Path) -> LoadedConfig:
         )
     errors: list[str] = []
     config = Config(source=path)
+    not_tables = [s for s in dict.fromkeys(s for s, _ in _FIELDS)
+                  if not isinstance(data.get(s, {}), dict)]
+    errors.extend(f"{where}: {s}: expected a table; using defaults" for s in not_tables)
     for (section, key), (attr, convert) in _FIELDS.items():
         table = data.get(section, {})
         if not isinstance(table, dict):
-            errors.append(f"{where}: {section}: expected a table; using defaults")
-            continue
+            continue   # reported once above, not once per setting
         if key not in table:
             continue
         try:
@@ -166,6 +174,15 @@ def _quiet(value: Any) -> float:
     return float(value)
 
 
+def _seconds(low: float, high: float) -> Callable[[Any], float]:
+    def convert(value: Any) -> float:
+        if isinstance(value, bool) or not isinstance(value, int | float) or not (
+                low <= value <= high):
+            raise ValueError(f"expected {low:g} to {high:g} seconds, got {value!r}")
+        return float(value)
+    return convert
+
+
 def _mode(value: Any) -> str:
     if value not in ("ai", "timer"):
         raise ValueError(f'expected "ai" or "timer", got {value!r}')
@@ -203,6 +220,8 @@ _FIELDS: dict[tuple[str, str], tuple[str, Callable[[Any], Any]]] = {
     ("diagnosis", "enabled"): ("diagnosis", _flag),
     ("diagnosis", "mode"): ("diagnosis_mode", _mode),
     ("diagnosis", "checkers"): ("checkers", _checkers),
+    ("diagnosis", "checker_timeout"): ("checker_timeout", _seconds(5, 600)),
+    ("diagnosis", "chain_timeout"): ("chain_timeout", _seconds(10, 1800)),
 }
 
 

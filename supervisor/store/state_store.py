@@ -4,7 +4,9 @@ Per terminal: its incident (attempt count, phase, when the next step is due), pi
 id, recent restarts and crashes, relaunch generation; globally: Autopilot's pause and the
 screen-read consent. Written whole to a temporary file, fsync'd, and renamed over the old one,
 so a reader sees the old state or the new one, never half of each. A file that cannot be
-read is moved aside (`state.json.corrupt-<time>`) — never deleted — and Pitcrew starts empty.
+read, or whose fields do not have the shape `store.schema` gives them, is moved aside
+(`state.json.corrupt-<time>`) — never deleted — and Pitcrew starts empty. A single queued
+message that does not read back is dropped with one warning line instead.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Any
 
 from pitcrew.supervisor.core.health import Health
 from pitcrew.supervisor.core.records import Incident, Phase, TerminalState
+from pitcrew.supervisor.store import schema
 
 log = logging.getLogger(__name__)
 VERSION = 1
@@ -72,12 +75,14 @@ def load(path: Path) -> Loaded:
     except OSError as exc:
         return Loaded(Snapshot(), f"{path.name}: cannot read: {exc.strerror}")
     try:
-        data = json.loads(text)
-        if not isinstance(data, dict):
-            raise ValueError("not a JSON object")
-        terminals = {k: _terminal(v) for k, v in (data.get("terminals") or {}).items()}
-        return Loaded(Snapshot(terminals, bool(data.get("paused")), bool(data.get("consent")),
-                               dict(data.get("extra") or {})))
+        checked = schema.check_state(json.loads(text))   # SchemaError is a ValueError
+        data = checked.data
+        terminals = {k: _terminal(v) for k, v in data.get("terminals", {}).items()}
+        if checked.dropped:
+            log.warning("%s: dropped %d queued message(s) that do not read back (%s)",
+                        path.name, len(checked.dropped), "; ".join(checked.dropped))
+        return Loaded(Snapshot(terminals, data.get("paused", False), data.get("consent", False),
+                               checked.extra))
     except (ValueError, TypeError, KeyError, AttributeError) as exc:
         aside = path.with_name(f"{path.name}.corrupt-{int(time.time())}")
         with contextlib.suppress(OSError):
@@ -100,7 +105,7 @@ def _terminal(data: Mapping[str, Any]) -> TerminalState:
     inc = data.get("incident")
     incident = None
     if inc:
-        incident = Incident(**{**inc, "phase": Phase(inc["phase"])})
+        incident = Incident(**{**inc, "phase": Phase(inc.get("phase", Phase.WAITING))})
     return TerminalState(
         terminal=str(data["terminal"]), agent=str(data["agent"]), project=str(data["project"]),
         health=Health(data.get("health", "working")), task=data.get("task"),

@@ -9,6 +9,8 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pytest
+
 from pitcrew.supervisor.core.records import Badge, Decision
 from pitcrew.supervisor.store.ledger import Ledger
 from tests.support.proc import Running
@@ -36,6 +38,23 @@ def test_autopilot_on_off_pause_resume_without_a_running_watcher(pitcrew_home: P
     assert json.loads((pitcrew_home / "state.json").read_text())["paused"] is True
     assert pitcrew("autopilot", "off").stdout.strip() == "Autopilot: Off."
     assert json.loads((pitcrew_home / "state.json").read_text())["paused"] is False
+
+
+@pytest.mark.parametrize("command", [("autopilot", "on"), ("autopilot", "off"),
+                                     ("diagnosis", "off"), ("diagnosis", "timer"),
+                                     ("diagnosis", "checkers", "codex")])
+def test_commands_that_edit_config_refuse_a_broken_file(pitcrew_home: Path,
+                                                        command: tuple[str, ...]) -> None:
+    broken = "[autopilot]\nenabled = fals\n"
+    (pitcrew_home / "config.toml").write_text(broken)
+    out = pitcrew(*command)
+    assert out.returncode == 2
+    assert out.stdout == ""
+    assert out.stderr.startswith("pitcrew: config.toml: not valid TOML (")
+    assert out.stderr.rstrip().endswith("fix it first, nothing changed")
+    assert len(out.stderr.splitlines()) == 1
+    assert (pitcrew_home / "config.toml").read_text() == broken
+    assert not (pitcrew_home / "state.json").exists()      # no consent granted either
 
 
 def test_off_for_this_launch_changes_no_setting(pitcrew_home: Path) -> None:

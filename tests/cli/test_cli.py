@@ -188,3 +188,45 @@ def test_doctor_reports_each_check(pitcrew_home: Path) -> None:
 def test_no_command_ever_prints_a_traceback(args: list[str]) -> None:
     out = pitcrew(*args, stdin="\x00\xff" * 100)
     assert "Traceback" not in out.stderr
+
+
+def test_a_state_file_of_the_wrong_shape_is_set_aside_and_pitcrew_starts(
+        pitcrew_home: Path) -> None:
+    (pitcrew_home / "state.json").write_text('{"extra": {"seats": 5, "deliveries": 3}}')
+    out = pitcrew("seat", "list")
+    assert out.returncode == 0, out.stderr
+    assert "internal error" not in out.stderr
+    assert not (pitcrew_home / "state.json").exists()
+    [aside] = pitcrew_home.glob("state.json.corrupt-*")
+    assert aside.read_text() == '{"extra": {"seats": 5, "deliveries": 3}}'
+
+
+def test_providers_and_diagnosis_checkers_agree_on_who_can_check(pitcrew_home: Path) -> None:
+    from pitcrew.supervisor.store.config import check_setting
+
+    listed = json.loads(pitcrew("providers", "--json").stdout)["providers"]
+    for p in listed:
+        try:
+            check_setting("diagnosis", "checkers", [p["name"]])
+            accepted = True
+        except ValueError:
+            accepted = False
+        assert accepted == p["supports"]["checker"], p["name"]
+    table = {line.split()[0]: line.split()[-3:] for line in pitcrew("providers").stdout
+             .splitlines()[1:]}
+    assert table["aider"][0] == "-" and table["copilot"][0] == "-"
+    out = pitcrew("diagnosis", "checkers", "aider")
+    assert out.returncode == 2 and "'aider' cannot be a checker" in out.stderr
+
+
+@pytest.mark.parametrize("entry", ["pitcrew tray", "pitcrew-tray"])
+def test_the_tray_without_a_display_is_one_clear_line(entry: str) -> None:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    argv = ([sys.executable, "-m", "pitcrew.supervisor", "tray"] if entry == "pitcrew tray"
+            else [str(Path(sys.executable).parent / "pitcrew-tray")])
+    out = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=60)
+    assert out.returncode == 2
+    assert out.stderr == ("pitcrew: the tray app needs a display (DISPLAY and WAYLAND_DISPLAY "
+                          "are unset); run `pitcrew watch` to supervise without one\n")
+    assert out.stdout == ""

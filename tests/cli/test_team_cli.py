@@ -30,7 +30,8 @@ def test_diagnosis_settings_are_saved_and_shown(pitcrew_home: Path) -> None:
         in out.stdout
     config = tomllib.loads((pitcrew_home / "config.toml").read_text())
     assert config["diagnosis"] == {"enabled": False, "mode": "timer",
-                                   "checkers": ["codex", "gemini:gemini-2.5-pro"]}
+                                   "checkers": ["codex", "gemini:gemini-2.5-pro"],
+                                   "checker_timeout": 60, "chain_timeout": 150}
     assert "# How to restore" in (pitcrew_home / "config.toml").read_text()   # comments kept
 
 

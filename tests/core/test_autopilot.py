@@ -81,9 +81,14 @@ class Run:
         due = self.wake_at(self.crash(crash_at))
         out = self.feed(Tick(screen(S.CRASHED), alive=False), due)
         [relaunch] = [a for a in out if isinstance(a, Relaunch)]
-        self.feed(ProcessStarted(relaunch.generation, pid=4242), due + 1)
-        self.feed(ScreenSeen(screen(S.IDLE)), due + 2)
+        self.started(relaunch.generation, 4242, due + 1)
+        self.feed(ScreenSeen(screen(S.IDLE)), due + 4)
         return due
+
+    def started(self, generation: int, pid: int, at: float) -> tuple:
+        """The relaunched agent shows up, and still runs after the settle time (2 s)."""
+        self.feed(ProcessStarted(generation, pid=pid), at)
+        return self.feed(Tick(screen(S.IDLE), alive=True), at + 2)
 
 
 def kinds(actions, kind):
@@ -104,8 +109,10 @@ def test_a_crash_mid_task_is_resumed_by_session_id_after_5s_and_asked_to_continu
     out = run.feed(Tick(screen(S.CRASHED), alive=False), T0 + 105)
     assert kinds(out, Relaunch) == [Relaunch(("claude", "--resume", "sess-1"), 1, False, "sess-1")]
     out = run.feed(ProcessStarted(1, pid=4242), T0 + 106)
+    assert badges(out) == [] and kinds(out, Wake) == [Wake(T0 + 108)]   # still running at +2?
+    out = run.feed(Tick(screen(S.IDLE), alive=True), T0 + 108)
     assert badges(out) == [Badge.RESUMED]
-    out = run.feed(ScreenSeen(screen(S.IDLE)), T0 + 108)
+    out = run.feed(ScreenSeen(screen(S.IDLE)), T0 + 109)
     assert kinds(out, TypeText) == [TypeText(CONTINUE_MESSAGE, TextKind.CONTINUE)]
     assert badges(out) == [Badge.CONTINUED]
     assert run.state.incident.attempts == 1
@@ -118,10 +125,10 @@ def test_second_and_third_crash_wait_20s_and_60s_then_a_fourth_stops() -> None:
     assert t1 == T0 + 15
     assert run.wake_at(run.crash(T0 + 200)) == T0 + 220
     run.feed(Tick(screen(S.CRASHED), alive=False), T0 + 220)
-    run.feed(ProcessStarted(2, pid=2), T0 + 221)
+    run.started(2, 2, T0 + 221)
     assert run.wake_at(run.crash(T0 + 400)) == T0 + 460
     run.feed(Tick(screen(S.CRASHED), alive=False), T0 + 460)
-    run.feed(ProcessStarted(3, pid=3), T0 + 461)
+    run.started(3, 3, T0 + 461)
     out = run.crash(T0 + 600)
     assert not kinds(out, Wake)
     assert badges(out) == [Badge.STOPPED]
@@ -297,8 +304,8 @@ def test_a_resumed_agent_that_is_already_busy_is_not_asked_to_continue() -> None
     run.prompt()
     due = run.wake_at(run.crash(T0))
     run.feed(Tick(screen(S.CRASHED), alive=False), due)
-    run.feed(ProcessStarted(1, pid=9), due + 1)
-    assert kinds(run.feed(ScreenSeen(screen(S.BUSY)), due + 2), TypeText) == []
+    run.started(1, 9, due + 1)
+    assert kinds(run.feed(ScreenSeen(screen(S.BUSY)), due + 4), TypeText) == []
 
 
 def test_ask_to_continue_can_be_turned_off() -> None:
@@ -306,8 +313,8 @@ def test_ask_to_continue_can_be_turned_off() -> None:
     run.prompt()
     due = run.wake_at(run.crash(T0))
     run.feed(Tick(screen(S.CRASHED), alive=False), due)
-    run.feed(ProcessStarted(1, pid=9), due + 1)
-    assert kinds(run.feed(ScreenSeen(screen(S.IDLE)), due + 2), TypeText) == []
+    run.started(1, 9, due + 1)
+    assert kinds(run.feed(ScreenSeen(screen(S.IDLE)), due + 4), TypeText) == []
 
 
 def test_server_errors_wait_30s() -> None:
@@ -332,7 +339,7 @@ def test_three_crashes_in_120s_cool_down_for_120s() -> None:
     for at in (T0, T0 + 30):
         due = run.wake_at(run.crash(at))
         run.feed(Tick(screen(S.CRASHED), alive=False), due)
-        run.feed(ProcessStarted(run.state.generation, pid=1), due)
+        run.started(run.state.generation, 1, due)
     assert run.wake_at(run.crash(T0 + 60)) == T0 + 180
 
 
@@ -344,7 +351,7 @@ def test_six_continues_or_resumes_per_rolling_hour_then_waits_on_you() -> None:
     for _ in range(6):
         due = run.wake_at(run.crash(at))
         run.feed(Tick(screen(S.CRASHED), alive=False), due)
-        run.feed(ProcessStarted(run.state.generation, pid=1), due)
+        run.started(run.state.generation, 1, due)
         at += 300
     out = run.crash(at)
     message = ('"Claude Code" has been continued or resumed 6 times this hour; '
@@ -454,7 +461,7 @@ def test_resume_now_after_stopped_retrying_starts_the_count_over() -> None:
     for n, at in enumerate((T0, T0 + 200, T0 + 400)):
         due = run.wake_at(run.crash(at))
         run.feed(Tick(screen(S.CRASHED), alive=False), due)
-        run.feed(ProcessStarted(n + 1, pid=n + 10), due + 1)
+        run.started(n + 1, n + 10, due + 1)
     run.crash(T0 + 600)
     assert run.state.incident.phase is Phase.STOPPED
     state, actions = resume_now(run.state, T0 + 700, CTX, random.Random(1))

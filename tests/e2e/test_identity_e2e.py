@@ -11,9 +11,9 @@ import pytest
 
 from pitcrew.supervisor.core.recovery import CONTINUE_MESSAGE
 from tests.e2e.test_autopilot_e2e import badges, rows
-from tests.e2e.test_launch_styles_e2e import (  # noqa: F401  (`home` is a fixture)
+from tests.e2e.test_launch_styles_e2e import (
     SCRIPT,
-    home,
+    configure,
     prompts,
     resumed_process,
     session_file,
@@ -25,6 +25,11 @@ from tests.support.tmux_server import TmuxServer
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture
+def home(pitcrew_home: Path) -> Path:
+    return configure(pitcrew_home)
 
 
 def crashed_and_waiting(tmux: TmuxServer, home: Path, pane: str) -> None:

@@ -33,6 +33,10 @@ SHELLS = [s for s in ("bash", "sh", "zsh") if shutil.which(s)]
 
 @pytest.fixture
 def home(pitcrew_home: Path) -> Path:
+    return configure(pitcrew_home)
+
+
+def configure(pitcrew_home: Path) -> Path:
     """Autopilot on, and the toy CLI declared the way a user adds one: a provider file."""
     (pitcrew_home / "config.toml").write_text(
         "[autopilot]\nenabled = true\nquiet_after = 10\n[diagnosis]\nmode = \"timer\"\n")
