@@ -33,7 +33,7 @@ class ExitWatcher(threading.Thread):
         self._lock = threading.Lock()
         self._watched: dict[int, tuple[str, float | None, int | None]] = {}  # pid → key, ctime, fd
         self._wake_r, self._wake_w = os.pipe()
-        self._stop = threading.Event()
+        self._halt = threading.Event()   # (Thread has its own _stop)
         self._pidfd = hasattr(os, "pidfd_open")
 
     def watch(self, pid: int, key: str, create_time: float | None = None) -> None:
@@ -62,7 +62,7 @@ class ExitWatcher(threading.Thread):
             return set(self._watched)
 
     def stop(self) -> None:
-        self._stop.set()
+        self._halt.set()
         os.write(self._wake_w, b"x")
 
     def _gone(self, pid: int) -> None:
@@ -76,7 +76,7 @@ class ExitWatcher(threading.Thread):
         self.emit(ProcessGone(key, pid))
 
     def run(self) -> None:
-        while not self._stop.is_set():
+        while not self._halt.is_set():
             poller = select.poll()
             poller.register(self._wake_r, select.POLLIN)
             with self._lock:

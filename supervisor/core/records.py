@@ -256,7 +256,7 @@ class TerminalState:
     incident: Incident | None = None
     incidents_opened: int = 0
     generation: int = 0            # bumped on each relaunch; older exits are ignored
-    server: str | None = None      # the tmux server's identity ("<pid>@<start time>")
-    agent_started: float | None = None  # the agent process's start time (its identity)
     restarts: tuple[float, ...] = ()   # continues/resumes in the last hour
     crashes: tuple[float, ...] = ()    # failed exits in the crash-loop window
+    server: str | None = None      # the tmux server's identity ("<pid>@<start time>")
+    agent_started: float | None = None  # the agent process's start time (its identity)

@@ -6,6 +6,7 @@ check the limits, act when the wait is over, and write each choice down as a `De
 
 from __future__ import annotations
 
+import re
 import signal as signals
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -279,8 +280,13 @@ class Plan:
     def relaunch(self, kill_first: bool, screen: Classification | None) -> None:
         st = self.state
         argv: tuple[str, ...] | None = None
-        if st.session_id and self.ctx.resume_by_id is not None:
-            argv = self.ctx.resume_by_id.render(session_id=st.session_id)
+        plausible = st.session_id is not None and re.fullmatch(
+            self.ctx.session_id_pattern, st.session_id) is not None
+        if st.session_id and not plausible:   # never typed: it may have come from a screen
+            self.record(Badge.SKIPPED, "the pinned session id does not look like one of this "
+                        "CLI's; not resuming by it", screen, session_id=st.session_id[:80])
+        if plausible and self.ctx.resume_by_id is not None:
+            argv = self.ctx.resume_by_id.render(session_id=st.session_id or "")
         elif self.ctx.resume_latest is not None:
             argv = self.ctx.resume_latest.render()
         if argv is None:

@@ -25,3 +25,4 @@ class Context:
     continue_message: str | None = None  # the provider's continue-in-place message
     has_backup: bool = False
     policy: RestartPolicy = DEFAULT_POLICY
+    session_id_pattern: str = r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}"   # a plausible id

@@ -21,6 +21,7 @@ from typing import Any
 from pitcrew.supervisor.core.errors import ConfigError
 from pitcrew.supervisor.core.screen import MARKER_STATES, ScreenState
 from pitcrew.supervisor.providers.model import (
+    DEFAULT_SESSION_ID,
     PLACEHOLDERS,
     Checker,
     Command,
@@ -333,7 +334,9 @@ def _sessions(t: _Table) -> SessionStore:
         cwd_hash=_cwd_hash(t),
         sqlite=sqlite,
         scan_limit=t.integer("scan_limit", 200),
+        id_pattern=t.text("id_pattern", DEFAULT_SESSION_ID),
     )
+    _regexes(t, "id_pattern", [store.id_pattern])
     t.done()
     return store
 

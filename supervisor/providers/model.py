@@ -36,6 +36,8 @@ PLACEHOLDERS: Mapping[str, frozenset[str]] = {
     ),
 }
 MODEL_SPLICE = "{model_args}"
+# A session id as CLIs make them (uuids, ulids, hex, `ses_…`): letters, digits, . _ : -
+DEFAULT_SESSION_ID = r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +121,8 @@ class SessionStore:
     cwd_hash: str | None = None           # "sha256": that field holds a hash of the cwd
     sqlite: SqliteQuery | None = None
     scan_limit: int = 200                 # newest files examined when a cwd field must be read
+    # what a session id of this CLI looks like: an id that does not match is never typed
+    id_pattern: str = DEFAULT_SESSION_ID
 
     @property
     def supported(self) -> bool:

@@ -67,7 +67,7 @@ class AutopilotService:
             timer_mode=config.diagnosis_mode == "timer",
             resume_by_id=p.resume.by_id, resume_latest=p.resume.latest,
             continue_message=p.screen.continue_message, has_backup=self.has_backup(w),
-            policy=self.policy,
+            policy=self.policy, session_id_pattern=p.sessions.id_pattern,
         )
 
     def feed(self, w: Watched, obs: Observation) -> tuple[Action, ...]:

@@ -100,7 +100,7 @@ class Deliveries:
         log.info("%s: queued a %s (%d characters)", key, kind, len(text))
         self.persist()
         self.attempt(d)
-        return d
+        return self.items[did]
 
     def restore(self) -> None:
         """After a start: one look for each open delivery at its due time (jobs are not kept)."""
@@ -121,6 +121,13 @@ class Deliveries:
                 self.attempt(d, hook_prompt=prompt)
 
     def attempt(self, d: Delivery, hook_prompt: str | None = None) -> None:
+        if d.status is Status.PENDING and any(
+                o.terminal == d.terminal and o.status is Status.TYPED and o.id != d.id
+                for o in self.items.values()):
+            # one message at a time: the one typed before must be taken first
+            self.scheduler.at(self.clock.wall() + READ_EVERY, DeliveryDue(d.id),
+                              key=f"delivery:{d.id}")
+            return
         w = self.watched.get(d.terminal)
         seen = Seen(ScreenState.UNKNOWN, alive=False, hook_prompt=hook_prompt)
         if w is not None:

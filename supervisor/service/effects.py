@@ -125,6 +125,7 @@ class Effects:
         if (earlier := self.pending_enter.get(w.key)) is not None:
             self.press_enter(earlier)      # never leave an earlier line without its Enter
         self.tmux.send_text(w.pane_id, text)
+        w.last_read = float("-inf")          # what was read before typing is stale now
         event = PressEnter(w.key, w.pane_id, what)
         self.pending_enter[w.key] = event
         self.scheduler.at(self.clock.wall() + ENTER_GAP, event, key=f"enter:{w.key}")

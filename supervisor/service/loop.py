@@ -158,7 +158,8 @@ class Supervisor:
         self.seats = SeatBook(lambda: config().seats, app.registry, self.tmux, clock,
                               self.ledger, self.gate, book.save,
                               lambda key, text: self.deliveries.queue(key, text, kind="brief"),
-                              self.effects.look_again, book.extra("seats"))
+                              self.effects.look_again, book.extra("seats"),
+                              relieve=lambda w, why: self.post(Report(w.key, Superseded(why))))
         self.autopilot = AutopilotService(clock, self.effects, book.save, self.changed, config,
                                           lambda: book.paused, self.seats.has_backup,
                                           self.policy, off_for_launch)

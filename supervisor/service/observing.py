@@ -65,12 +65,12 @@ def submitted_input(w: Watched, text: str, cursor_y: int | None) -> str | None:
     also when no busy phase was ever visible."""
     if not w.typed_input or not w.input_prefix:
         return None
-    row = (w.input_prefix + w.typed_input).rstrip()
-    rows = [line.rstrip() for line in text.split("\n")]
-    at = max((i for i, line in enumerate(rows) if line == row), default=None)
+    prefix, typed = w.input_prefix, w.typed_input
+    at = max((i for i, line in enumerate(text.split("\n"))
+              if line.startswith(prefix) and line[len(prefix):].strip() == typed), default=None)
     if at is None or (cursor_y is not None and cursor_y <= at):
         return None
-    typed, w.typed_input = w.typed_input, ""
+    w.typed_input = ""
     return typed
 
 

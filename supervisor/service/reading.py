@@ -51,12 +51,13 @@ class Reader:
         screen = w.read(text, dt.datetime.fromtimestamp(self.clock.wall(), dt.UTC), self.zone())
         w.screen, w.last_text, w.last_read = screen, text, self.clock.mono()
         w.last_alive = alive
-        return Reading(screen, alive, text, None if pane.dead else cursor_line(text, pane))
+        w.last_cursor = None if pane.dead else cursor_line(text, pane)
+        return Reading(screen, alive, text, w.last_cursor)
 
     def fresh(self, w: Watched, max_age: float) -> Reading:
         """The last reading if it is at most `max_age` seconds old, else a new one."""
         if w.screen is not None and self.clock.mono() - w.last_read < max_age:
-            return Reading(w.screen, w.last_alive, w.last_text)
+            return Reading(w.screen, w.last_alive, w.last_text, w.last_cursor)
         return self.read(w)
 
 

@@ -68,8 +68,8 @@ class SeatBook:
     def __init__(self, seats: Callable[[], tuple[Seat, ...]], registry: Registry,
                  tmux: TmuxPort, clock: Clock, ledger: LedgerPort, gate: NotifyPort,
                  persist: Persist, queue_brief: QueueBrief, look_again: LookAgain,
-                 saved: object = None, is_installed: Callable[[Provider], bool] = installed
-                 ) -> None:
+                 saved: object = None, is_installed: Callable[[Provider], bool] = installed,
+                 relieve: Callable[[Watched, str], None] = lambda w, why: None) -> None:
         self.seats = seats
         self.registry = registry
         self.tmux = tmux
@@ -80,6 +80,7 @@ class SeatBook:
         self.queue_brief = queue_brief
         self.look_again = look_again
         self.is_installed = is_installed
+        self.relieve = relieve      # the old pane's incident is closed: it is off the task
         self.holders, self.terminals = load(saved)
         self._switching: set[str] = set()
 
@@ -138,11 +139,12 @@ class SeatBook:
         try:
             new_pane = self.tmux.new_window(session, launch_argv(provider, backup), cwd,
                                             name=f"{seat.name}-{backup.provider}")
-        except Exception as exc:  # the tmux or the directory may be gone
+            self.tmux.set_remain_on_exit(new_pane)
+        except Exception as exc:  # the tmux or the directory may be gone; the backup may
+            # have died at once: the seat stays where it was, and may be tried again
             log.error("seat %s: could not start %s: %s", seat.name, backup.label(), exc)
             self._switching.discard(w.key)
             return
-        self.tmux.set_remain_on_exit(new_pane)
         new_key = f"{self.tmux.label}:{new_pane}"
         self.holders[seat.name] = backup.label()
         self.terminals[new_key] = seat.name
@@ -161,7 +163,9 @@ class SeatBook:
             f"{w.provider.display_name} stopped ({reason}); the task continues in {new_pane}.",
             f"seat:{seat.name}:switched:{new_pane}", new_key))
         log.info("seat %s: %s → %s in %s", seat.name, w.provider.name, backup.label(), new_pane)
+        self.terminals.pop(w.key, None)      # the old pane no longer sits in the seat
         self._switching.discard(w.key)
+        self.relieve(w, f"the seat's task went to {provider.display_name} in {new_pane}")
         self.persist()
         self.look_again(new_pane)
 

@@ -39,6 +39,7 @@ class Watched:
     screen: Classification | None = None
     last_text: str = ""           # the text of the last reading
     last_alive: bool = False      # whether the agent ran at the last reading
+    last_cursor: int | None = None  # the cursor's line in `last_text`
     launch: LaunchContext | None = None   # how the agent was started (captured while it ran)
     relaunched_pid: int | None = None     # the pane's (or shell's) pid right after a relaunch
     was_at_rest: bool = True      # at rest (idle or a draft) since the last task started

@@ -140,6 +140,7 @@ INCIDENT_FIELDS: Mapping[str, Field] = {
     "reason": Field(string, True), "attempts": Field(count),
     "phase": Field(one_of(p.value for p in Phase)), "next_at": Field(optional(number)),
     "hold": Field(optional(string)), "renewals": Field(count),
+    "started_pid": Field(optional(integer)),
 }
 INCIDENT = record(INCIDENT_FIELDS)
 
@@ -149,7 +150,8 @@ TERMINAL_FIELDS: Mapping[str, Field] = {
     "task": Field(optional(string)), "session_id": Field(optional(string)),
     "incident": Field(optional(INCIDENT)), "incidents_opened": Field(count),
     "generation": Field(count), "restarts": Field(list_of(number)),
-    "crashes": Field(list_of(number)),
+    "crashes": Field(list_of(number)), "server": Field(optional(string)),
+    "agent_started": Field(optional(number)),
 }
 TERMINAL = record(TERMINAL_FIELDS)
 

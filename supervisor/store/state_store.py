@@ -114,6 +114,7 @@ def _terminal(data: Mapping[str, Any]) -> TerminalState:
         generation=int(data.get("generation", 0)),
         restarts=tuple(float(x) for x in data.get("restarts", ())),
         crashes=tuple(float(x) for x in data.get("crashes", ())),
+        server=data.get("server"), agent_started=data.get("agent_started"),
     )
 
 

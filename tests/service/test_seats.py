@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from pitcrew.supervisor.core.errors import TmuxError
 from pitcrew.supervisor.core.records import Badge
 from pitcrew.supervisor.core.seats import AgentChoice, Seat
 from pitcrew.supervisor.providers.model import Provider
@@ -135,10 +134,8 @@ def test_launch_argv_fills_the_model_and_a_new_session_id() -> None:
         "fakeagent", "--session-id")
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: the old pane of a seat that already switched "
-                   "can switch the seat again")
 def test_the_old_pane_cannot_switch_a_seat_that_already_moved_on(s: Seats) -> None:
-    """BUG: after a failover the old pane stays open and stays in the seat
+    """Was a bug: after a failover the old pane stays open and stays in the seat
     (`terminals[old key]`), so a later diagnosis or Autopilot `SwitchToBackup` on the *old*
     pane hands the seat on again — a third agent is started while the backup that now holds
     the seat works fine. Only the seat's current holder should be able to fail it over."""
@@ -153,10 +150,8 @@ def test_the_old_pane_cannot_switch_a_seat_that_already_moved_on(s: Seats) -> No
     assert book.holders == {"api": "claude"}
 
 
-@pytest.mark.xfail(strict=True, raises=TmuxError,
-                   reason="BUG: a backup pane that dies at once makes fail_over raise")
 def test_a_backup_that_dies_at_once_is_reported_and_may_be_tried_again(s: Seats) -> None:
-    """BUG: only `new_window` is guarded. If the backup exits at once (no API key, a crash on
+    """Was a bug: only `new_window` is guarded. If the backup exits at once (no API key, a crash on
     start), its window is gone before `set_remain_on_exit` runs and tmux's error escapes
     `fail_over`: the terminal stays in `_switching` for good (it can never fail over again),
     and when the failover came from a diagnosis (`Diagnoses.done` → `Supervisor.handle`, which

@@ -24,14 +24,16 @@ def test_save_and_load_round_trip_with_parts(tmp_path: Path) -> None:
     path = tmp_path / "state.json"
     states = {"test:%1": ALIVE}
     book = StateBook(path, Snapshot(), lambda: states)
-    book.parts["deliveries"] = lambda: [{"id": "a", "text": "hi"}]
+    delivery = {"id": "a", "terminal": "test:%1", "text": "hi", "created_at": 1.0,
+                "status": "pending"}
+    book.parts["deliveries"] = lambda: [delivery]
     book.parts["seats"] = lambda: {"holders": {"api": "fakebackup"}}
     book.change(paused=True, consent=True, consent_asked=True)
 
     again = StateBook(path, state_store.load(path).snapshot, dict)   # Pitcrew restarted
     assert again.paused and again.consent and again.consent_asked
     assert again.saved("test:%1") == ALIVE
-    assert again.extra("deliveries") == [{"id": "a", "text": "hi"}]
+    assert again.extra("deliveries") == [delivery]
     assert again.extra("seats") == {"holders": {"api": "fakebackup"}}
 
 

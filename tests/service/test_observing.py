@@ -1,0 +1,145 @@
+"""Readings become the core's observations, over fakes: a prompt starting and finishing, a
+prompt typed into a CLI whose provider file has no `input` pattern, an exit, a ^C."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from pitcrew.supervisor.adapters.processes import LaunchContext, LaunchStyle
+from pitcrew.supervisor.core.records import (
+    Incident,
+    Phase,
+    ProcessExited,
+    PromptSubmitted,
+    TaskFinished,
+)
+from pitcrew.supervisor.core.screen import ScreenState
+from pitcrew.supervisor.service.observing import (
+    Observer,
+    interrupted,
+    last_lines,
+    note_input,
+    submitted_input,
+)
+from pitcrew.supervisor.store.config import Config
+from tests.service.fakes import (
+    AGENT_PID,
+    IDLE,
+    Fed,
+    Rig,
+    busy,
+    idle_after,
+    make_pane,
+    make_watched,
+)
+
+
+class Setup:
+    def __init__(self) -> None:
+        self.rig = Rig()
+        self.fed = Fed()
+        self.killed: list[str] = []
+        self.close = False
+        self.observer = Observer(
+            self.rig.reader, self.rig.clock, self.fed, lambda: None, Config,
+            lambda w, quiet_for: None, self.rig.tmux.pane, self.killed.append,
+            lambda w: self.close, self.rig.procs.at_prompt, lambda key: False,
+            session=lambda w: "s1")
+
+
+def prompts(fed: Fed) -> list[str]:
+    return [o.text for o in fed.observations if isinstance(o, PromptSubmitted)]
+
+
+def test_a_prompt_starts_when_the_agent_leaves_rest_and_finishes_when_it_returns() -> None:
+    s = Setup()
+    w = s.rig.terminal()
+    s.observer.screen(w)
+    s.rig.tmux.screens["%1"] = busy("fix the parser")
+    s.observer.screen(w)
+    assert prompts(s.fed) == ["fix the parser"]
+    w.state = dataclasses.replace(w.state, task="fix the parser")
+    s.rig.tmux.screens["%1"] = idle_after("fix the parser")
+    s.observer.screen(w)
+    assert any(isinstance(o, TaskFinished) for o in s.fed.observations)
+
+
+def test_without_an_input_pattern_the_cursor_row_gives_the_typed_prompt() -> None:
+    w = make_watched()
+    note_input(w, "banner\n▸ ", 1, ScreenState.IDLE)
+    assert w.input_prefix == "▸"
+    note_input(w, "banner\n▸ crash now", 1, ScreenState.UNKNOWN)
+    assert w.typed_input == "crash now"
+    # still on the input row: not sent yet
+    assert submitted_input(w, "banner\n▸ crash now", 1) is None
+    # the cursor moved below it: it was sent (even with no busy phase)
+    assert submitted_input(w, "banner\n▸ crash now\n» crash now\n$ ", 3) == "crash now"
+    assert w.typed_input == ""
+
+
+def test_an_exit_with_an_unreadable_status_carries_the_last_lines_and_a_ctrl_c() -> None:
+    s = Setup()
+    w = s.rig.terminal()
+    w.pid_generation = {AGENT_PID: 0}
+    s.rig.tmux.screens["%1"] = (IDLE + "hang\n⠋ thinking\n^CTraceback (most recent call last):"
+                                "\nKeyboardInterrupt\n$ ")
+    s.observer.exited(w, AGENT_PID)
+    [exited] = [o for o in s.fed.observations if isinstance(o, ProcessExited)]
+    assert exited.status is None and exited.interrupted
+    assert exited.tail[-1] == "$" and "KeyboardInterrupt" in exited.tail
+
+
+def test_a_prompt_that_died_before_showing_anything_was_running() -> None:
+    s = Setup()
+    w = s.rig.terminal()
+    w.pid_generation = {AGENT_PID: 0}
+    w.input_prefix, w.typed_input = "fake>", "crash 3"
+    s.rig.tmux.screens["%1"] = IDLE + "crash 3\nTraceback …\nRuntimeError: boom\n$ "
+    s.observer.exited(w, AGENT_PID)
+    kinds = [type(o) for o in s.fed.observations]
+    assert kinds.index(PromptSubmitted) < kinds.index(ProcessExited)
+    assert prompts(s.fed) == ["crash 3"]
+
+
+def test_a_dead_pane_of_a_normal_exit_is_closed_as_tmux_would_have() -> None:
+    s = Setup()
+    w = s.rig.terminal()
+    w.pid_generation = {AGENT_PID: 0}
+    s.rig.tmux.panes["%1"] = make_pane("%1", dead=True, dead_status=0)
+    s.close = True
+    s.observer.exited(w, AGENT_PID)
+    assert s.killed == ["%1"]
+
+
+def test_a_relaunch_that_died_at_once_is_reported_without_waiting_for_its_process() -> None:
+    s = Setup()
+    w = s.rig.terminal()
+    w.state = dataclasses.replace(w.state, incident=Incident(
+        1, "fix", 1.0, "process exited", "exit 3", 1, Phase.CONFIRMING, 99.0), generation=1)
+    w.relaunched_pid, w.agent_pid = 5151, None
+    pane = make_pane("%1", pid=5151, dead=True, dead_status=1)
+    s.rig.tmux.panes["%1"] = pane
+    s.observer.gone_while_confirming(w, pane)
+    [exited] = [o for o in s.fed.observations if isinstance(o, ProcessExited)]
+    assert (exited.generation, exited.status) == (1, 1)
+
+
+def test_a_shell_back_at_its_prompt_after_the_resume_command_means_it_ended() -> None:
+    s = Setup()
+    w = s.rig.terminal()
+    w.launch = LaunchContext(LaunchStyle.SHELL, AGENT_PID, 1.0, 700, ("a",), ("a",), "/w", {},
+                             shell_pid=700, shell_started=0.5)
+    w.relaunched_pid, w.agent_pid = 700, None
+    pane = make_pane("%1", pid=700, command="bash")
+    s.rig.tmux.panes["%1"] = pane
+    s.observer.gone_while_confirming(w, pane)
+    assert [type(o) for o in s.fed.observations] == [ProcessExited]
+    s.rig.procs.busy_shells.add(700)                  # still running it: not ended
+    w.relaunched_pid = 700
+    s.observer.gone_while_confirming(w, pane)
+    assert len(s.fed.observations) == 1
+
+
+def test_last_lines_and_interrupted() -> None:
+    assert last_lines("a\n\nb\nPane is dead (status 1)\n", 5) == ("a", "b")
+    assert interrupted(("x", "^C")) and not interrupted(("Error", "$"))
