@@ -9,6 +9,7 @@ Pitcrew's follow-up (it keeps the incident's attempt count), not a new prompt fr
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -55,6 +56,7 @@ def note_input(w: Watched, text: str, cursor_y: int | None, state: ScreenState) 
     line = rows[cursor_y].rstrip() if 0 <= cursor_y < len(rows) else ""
     if state is ScreenState.IDLE:
         w.input_prefix, w.typed_input = line, ""
+        w.prompt_rows = len(_prompt_rows(text, line))
     elif w.input_prefix and line.startswith(w.input_prefix) and len(line) > len(w.input_prefix):
         w.typed_input = line[len(w.input_prefix):].strip()
 
@@ -63,9 +65,15 @@ def submitted_input(w: Watched, text: str, cursor_y: int | None) -> str | None:
     """The text typed on the input row (CLIs without `input`), once it was sent: that row is
     still on screen and the cursor has moved below it (something came after the Enter) —
     also when no busy phase was ever visible."""
-    if not w.typed_input or not w.input_prefix:
+    if not w.input_prefix:
         return None
     prefix, typed = w.input_prefix, w.typed_input
+    if not typed:   # sent before it was ever read: a prompt row more than at the last rest
+        rows = _prompt_rows(text, prefix)
+        if len(rows) <= w.prompt_rows:
+            return None
+        w.prompt_rows = len(rows)
+        return rows[-1]
     at = max((i for i, line in enumerate(text.split("\n"))
               if line.startswith(prefix) and line[len(prefix):].strip() == typed), default=None)
     if at is None or (cursor_y is not None and cursor_y <= at):
@@ -74,9 +82,19 @@ def submitted_input(w: Watched, text: str, cursor_y: int | None) -> str | None:
     return typed
 
 
+def _prompt_rows(text: str, prefix: str) -> list[str]:
+    """The prompts echoed on input rows (the prefix, then text), oldest first."""
+    if not prefix:
+        return []
+    return [line[len(prefix):].strip() for line in text.split("\n")
+            if line.startswith(prefix) and line[len(prefix):].strip()]
+
+
 def session_of(w: Watched) -> str | None:
     """The agent's session id from the CLI's own files (its HOME and config-dir variables)."""
     env = processes.environ(w.agent_pid) if w.agent_pid else {}
+    if not env and w.launch is not None:
+        env = dict(w.launch.env)     # the agent is gone: its environment as it was
     home = Path(env["HOME"]) if env.get("HOME") else None
     ref = sessions.find_session(w.provider.sessions, w.cwd, home=home, environ=env or None,
                                 newer_than=w.agent_started)
@@ -195,6 +213,8 @@ class Observer:
                                                               reading.cursor_y)):
             # it died on a prompt that showed nothing first: that prompt was running
             self.feed(w, PromptSubmitted(typed, session_id=self.session(w)))
+        elif w.state.task is not None and (sid := self.session(w)):
+            w.state = dataclasses.replace(w.state, session_id=sid)   # pinned as it ended
         log.info("%s: %s exited (status %s, signal %s)", w.key, w.provider.display_name,
                  status, signal)
         w.note_state("exited", self.clock.wall())
@@ -205,7 +225,7 @@ class Observer:
             self.kill_pane(w.pane_id)
 
 
-TAIL_LINES = 5
+TAIL_LINES = 12
 
 
 def last_lines(text: str, n: int = TAIL_LINES) -> tuple[str, ...]:
@@ -216,6 +236,7 @@ def last_lines(text: str, n: int = TAIL_LINES) -> tuple[str, ...]:
 
 
 def interrupted(tail: tuple[str, ...]) -> bool:
-    """A person pressed Ctrl-C: the terminal echoes `^C` on one of the last lines. (An
-    agent started from a shell is not tmux's child, so its exit status cannot be read.)"""
-    return any("^C" in line for line in tail[-3:])
+    """A person pressed Ctrl-C: the terminal echoes `^C` on one of the last lines (above the
+    traceback an interrupted program may print). An agent started from a shell is not
+    tmux's child, so its exit status cannot be read."""
+    return any("^C" in line for line in tail)

@@ -45,6 +45,7 @@ class Watched:
     was_at_rest: bool = True      # at rest (idle or a draft) since the last task started
     input_prefix: str = ""        # the input row of an empty prompt (CLIs without `input`)
     typed_input: str = ""         # what the user has typed on that row so far
+    prompt_rows: int = 0          # prompts echoed on such rows at the last rest
     quiet_reported: bool = False
     typed_at: float | None = None # monotonic
     typed_text: str = ""

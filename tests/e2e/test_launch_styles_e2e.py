@@ -101,6 +101,7 @@ def shell_pane(tmux: TmuxServer, shell: str, cwd: Path) -> tuple[str, int]:
 
 
 def start_crash_and_resume(tmux: TmuxServer, home: Path, pane: str) -> str:
+    wait_until(lambda: tmux.screen(pane).rstrip().endswith("▸"), 10)
     tmux.type(pane, "crash")
     sid = session_file(tmux).stem
     wait_badges(home, "Resumed", "Continued", timeout=30)
@@ -249,8 +250,8 @@ def test_a_new_window_is_watched_within_a_second_and_its_crash_resumed(
         w.wait_for("watching Toy Agent")
         command = (f"env TOYAGENT_HOME={shlex.quote(str(toy_home(tmux) / 'second'))} "
                    f"{shlex.quote(str(SCRIPT))}")
-        opened = time.monotonic()
         pane = tmux.start(command, cwd=tmp_path / "..", keep_dead=False)
+        opened = time.monotonic()
         w.wait_for(f"{pane}: watching Toy Agent", timeout=5)
         assert time.monotonic() - opened < 1.0
         tmux.wait_for_text(pane, "▸")
