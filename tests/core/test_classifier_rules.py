@@ -67,7 +67,7 @@ def test_an_unsent_draft_beats_the_error_above_it() -> None:
 
 def test_a_dialog_drawn_below_the_input_box_beats_the_draft() -> None:
     screen = "fake> half typed\nDo you want to proceed?\n ❯ 1. Yes\n   2. No\n"
-    assert state(screen) is ScreenState.QUESTION
+    assert state(screen) is ScreenState.PICKER   # a numbered permission menu is a picker
 
 
 def test_an_empty_prompt_is_idle_and_nothing_recognisable_is_unknown() -> None:

@@ -94,4 +94,5 @@ def rules_for(provider: str) -> ScreenRules:
 
 
 def run(fx: Fixture) -> Classification:
-    return classify(fx.text, rules_for(fx.provider), fx.captured_at, ZoneInfo(fx.timezone))
+    return classify(fx.text, rules_for(fx.provider), fx.captured_at, ZoneInfo(fx.timezone),
+                    cursor=fx.cursor)

@@ -1,0 +1,128 @@
+"""Sets of case-insensitive regexes that skip, without running them, patterns a line cannot match.
+
+A provider's screen rules are some 150 regexes; running each over each chrome line costs about
+2,000 searches per screen. Most patterns contain literal text that any match must contain
+("usage limit", "429", "esc to"), so each pattern is stored with the literals it cannot match
+without (found once by parsing the regex) and is only run on a line whose casefolded text
+contains one of them. The answer is the same as running every pattern; only faster.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+try:  # CPython's own regex parser; without it every pattern simply always runs
+    from re import _parser as _sre  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover
+    _sre = None
+
+MIN_KEY = 2          # shorter literals filter too little to be worth a check
+_REPEATS = ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT")
+Keys = tuple[str, ...] | None
+
+
+def _char(code: int) -> str | None:
+    """A literal character as it can be compared casefolded, or None when case folding could
+    make `in` disagree with the regex (non-ASCII letters that have case)."""
+    ch = chr(code)
+    if ch.isascii() or (ch.casefold() == ch and ch.upper() == ch):
+        return ch.casefold()
+    return None
+
+
+def _score(keys: tuple[str, ...]) -> int:
+    return min(len(k) for k in keys)
+
+
+def _required(items: Any) -> Keys:
+    """Literals one of which every match of this parsed sequence contains (None: unknown)."""
+    best: tuple[str, ...] | None = None
+    run = ""
+
+    def offer(keys: Keys) -> None:
+        nonlocal best
+        if keys and _score(keys) >= MIN_KEY and (best is None or _score(keys) > _score(best)):
+            best = keys
+
+    for op, av in items:
+        name = str(op)
+        if name == "LITERAL":
+            ch = _char(av)
+            if ch is not None:
+                run += ch
+                continue
+        offer((run,) if run else None)
+        run = ""
+        if name == "SUBPATTERN":
+            offer(_required(av[-1]))
+        elif name == "BRANCH":
+            alternatives = [_required(branch) for branch in av[1]]
+            if all(alternatives):
+                offer(tuple(k for keys in alternatives if keys for k in keys))
+        elif name in _REPEATS and av[0] >= 1:
+            offer(_required(av[2]))
+    offer((run,) if run else None)
+    return best
+
+
+def required_literals(pattern: str, flags: int = re.IGNORECASE) -> Keys:
+    """Casefolded strings, one of which occurs in any text `pattern` matches; None when the
+    pattern has no such literal (then it must always run)."""
+    if _sre is None:
+        return None
+    try:
+        parsed = _sre.parse(pattern, flags)
+    except Exception:  # pragma: no cover - compiled before, so it parses
+        return None
+    keys = _required(parsed)
+    return tuple(sorted(set(keys))) if keys else None
+
+
+class PatternSet:
+    """Case-insensitive regexes searched as one: `search(line, folded)` returns a match of one
+    of them (the first that matches, those without literals first) or None.
+
+    `folded` is `line.casefold()`, computed once per line by the caller.
+    """
+
+    __slots__ = ("_always", "_keyed", "patterns")
+
+    def __init__(self, patterns: Iterable[re.Pattern[str]]) -> None:
+        self.patterns: tuple[re.Pattern[str], ...] = tuple(patterns)
+        always = []
+        keyed = []
+        for rx in self.patterns:
+            keys = required_literals(rx.pattern, rx.flags) if rx.flags & re.IGNORECASE else None
+            if keys is None:
+                always.append(rx)
+                continue
+            keyed.append((rx, keys[0] if len(keys) == 1 else None,
+                          keys if len(keys) > 1 else None))
+        self._always: Sequence[re.Pattern[str]] = tuple(always)
+        self._keyed: Sequence[tuple[re.Pattern[str], str | None, tuple[str, ...] | None]] = (
+            tuple(keyed))
+
+    def __bool__(self) -> bool:
+        return bool(self.patterns)
+
+    def search(self, line: str, folded: str) -> re.Match[str] | None:
+        for rx in self._always:
+            m = rx.search(line)
+            if m is not None:
+                return m
+        for rx, key, keys in self._keyed:
+            if key is not None:
+                if key not in folded:
+                    continue
+            elif keys is not None:
+                for k in keys:
+                    if k in folded:
+                        break
+                else:
+                    continue
+            m = rx.search(line)
+            if m is not None:
+                return m
+        return None
