@@ -18,7 +18,6 @@ BLOCK_SPAN = 8           # lines above the lowest blocking match that belong to 
 RETRY_SPAN = 3           # lines above a spinner that may carry the CLI's own retry notice
 MESSAGE_LINES = 4        # lines a hard-wrapped message may span
 ERROR_SPAN = 14          # lines an error object (e.g. pretty-printed JSON) may span
-CURSOR_SLACK = 3         # joined wrapped lines (capture-pane -J) put the cursor's row this low
 WRAP_FILL = 0.8          # a line this full (of the widest line) was wrapped at the pane's edge
 SENTENCE_END = (".", "!", "?", ":", "…")
 CONTINUATION = re.compile(r"^\s{0,6}[a-z'\"\]\}),.]")
@@ -194,13 +193,10 @@ def input_line(r: Read) -> int | None:
     else the lowest line an `input` pattern matches inside its frame. A prompt with no frame
     is not the input box while a busy line shows below it (then the same shape is the echo of
     the prompt being worked on)."""
-    if r.cursor_row is not None:
-        near = [i for i in r.chrome
-                if r.cursor_row - CURSOR_SLACK <= i <= r.cursor_row and _framed(r, i)
-                and _input_match(r, i) is not None]
-        if near:
-            step(r.trace, f"input line: row {r.row(near[-1])} (tmux's cursor is on it)")
-            return near[-1]
+    i = r.cursor_row
+    if i is not None and i in r.chrome and _framed(r, i) and _input_match(r, i) is not None:
+        step(r.trace, f"input line: row {r.row(i)} (tmux's cursor is on it)")
+        return i
     busy_below = False
     for i in reversed(r.chrome[-1:] if r.c.input_last else r.chrome):
         if r.c.input_frame is None and busy_below:
@@ -226,17 +222,21 @@ def draft_line(r: Read, i: int | None) -> int | None:
         return None
     m = _input_match(r, i)
     text = (m.group("text") or "").strip() if m is not None else ""
-    if not text:
+    if not text or m is None:
         return None
+    if r.cursor_x is not None and r.cursor_row == i:
+        start = _width(r.lines[i][: m.start("text")])
+        end = start + _width(text)
+        if r.cursor_x == start:
+            step(r.trace, "tmux's cursor is at the start of the text in the input box: "
+                          "the text is a hint drawn after it, the box is empty")
+            return None
+        if start < r.cursor_x <= end + 1:
+            step(r.trace, "tmux's cursor is after the text in the input box: it was typed")
+            return i
     if r.c.placeholders.search(text, text.casefold()):
         step(r.trace, "the input box shows a placeholder hint: empty")
         return None
-    if (m is not None and r.cursor_x is not None and r.cursor_row is not None
-            and r.cursor_row - CURSOR_SLACK <= i <= r.cursor_row):
-        start = _width(r.lines[i][: m.start("text")])
-        if r.cursor_x <= start:
-            step(r.trace, "tmux's cursor is before the text in the input box: a hint, empty")
-            return None
     return i
 
 
