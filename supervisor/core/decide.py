@@ -48,6 +48,7 @@ _PROMPT_OVER_TUI = re.compile(r"^\s*(\S+@[\w.-]+(:.*?)?\s*)?[$#%]\s*([─━═]
 _KILLED = re.compile(r"^\W*(Killed|Terminated)\s*$")
 _RETRYING = re.compile(r"retry(?:ing)?\b|attempt \d+\s*(?:/|of)\s*\d+|reconnecting", re.I)
 _MENU_ITEM = re.compile(r"^\d+[.)]\s")
+_NONE: frozenset[ScreenState] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,14 +104,10 @@ def scan(r: Read) -> list[Hit]:
     prose = _prose_lines(r)
     explaining = r.trace is not None
     for rank, i in enumerate(r.chrome):
-        line, low = r.lines[i], r.fold(i)
-        for state, ps in r.c.markers:
-            if i in prose and state in _NOT_FROM_TRANSCRIPT and not explaining:
-                continue   # (the agent's prose never says the CLI's state)
-            m = ps.search(line, low)
-            if m is None:
-                continue
-            if i in prose and state in _NOT_FROM_TRANSCRIPT:
+        agent = i in prose
+        skip = _NOT_FROM_TRANSCRIPT if agent and not explaining else _NONE
+        for state, m in r.c.scan.states(r.lines[i], r.fold(i), skip):
+            if agent and state in _NOT_FROM_TRANSCRIPT:
                 _fired(r, i, state, m.re.pattern, "transcript or code: not the CLI's own")
                 continue
             _fired(r, i, state, m.re.pattern)

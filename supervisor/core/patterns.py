@@ -126,3 +126,44 @@ class PatternSet:
             if m is not None:
                 return m
         return None
+
+
+class MarkerScan:
+    """Every state's patterns, to find all the states a line shows in one call (`states`).
+    `skip` names states not to look for on this line (e.g. error states on the agent's prose).
+    """
+
+    __slots__ = ("_groups",)
+
+    def __init__(self, sets: Iterable[tuple[Any, PatternSet]]) -> None:
+        self._groups = tuple(
+            (state, ps._always, ps._keyed) for state, ps in sets if ps.patterns)
+
+    def states(self, line: str, folded: str, skip: frozenset[Any] = frozenset()
+               ) -> list[tuple[Any, re.Match[str]]]:
+        found: list[tuple[Any, re.Match[str]]] = []
+        for state, always, keyed in self._groups:
+            if state in skip:
+                continue
+            m = None
+            for rx in always:
+                m = rx.search(line)
+                if m is not None:
+                    break
+            if m is None:
+                for rx, key, keys in keyed:
+                    if key is not None:
+                        if key not in folded:
+                            continue
+                    elif keys is not None:
+                        for k in keys:
+                            if k in folded:
+                                break
+                        else:
+                            continue
+                    m = rx.search(line)
+                    if m is not None:
+                        break
+            if m is not None:
+                found.append((state, m))
+        return found

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from pitcrew.supervisor.core.patterns import PatternSet
+from pitcrew.supervisor.core.patterns import MarkerScan, PatternSet
 from pitcrew.supervisor.core.screen import MARKER_STATES, ScreenState
 from pitcrew.supervisor.providers.model import ScreenRules
 
@@ -23,6 +23,7 @@ class CompiledRules:
     rules: ScreenRules
     chrome_lines: int
     markers: tuple[tuple[ScreenState, PatternSet], ...]
+    scan: MarkerScan           # all of `markers` in one pass
     busy: PatternSet
     fallback: tuple[tuple[ScreenState, PatternSet], ...]
     causes: tuple[tuple[str, PatternSet], ...]
@@ -58,6 +59,7 @@ def _compile(rules: ScreenRules) -> CompiledRules:
         rules=rules,
         chrome_lines=rules.chrome_lines,
         markers=markers,
+        scan=MarkerScan(markers),
         busy=PatternSet(rules.markers.get(ScreenState.BUSY, ())),
         fallback=tuple((s, PatternSet(rules.fallback[s])) for s in _ORDER
                        if rules.fallback.get(s)),
