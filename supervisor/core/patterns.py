@@ -128,42 +128,75 @@ class PatternSet:
         return None
 
 
+def _trie(words: Iterable[str]) -> str:
+    """A regex matching any of `words` (the longest at a position), built as a trie so the
+    engine branches once per character instead of trying every word."""
+    root: dict[str, Any] = {}
+    for word in words:
+        node = root
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def emit(node: dict[str, Any]) -> str:
+        alternatives = [re.escape(ch) + emit(sub) for ch, sub in sorted(node.items()) if ch]
+        if not alternatives:
+            return ""
+        body = "|".join(alternatives)
+        if "" in node:
+            return f"(?:{body})?"
+        return alternatives[0] if len(alternatives) == 1 else f"(?:{body})"
+
+    return emit(root)
+
+
 class MarkerScan:
     """Every state's patterns, to find all the states a line shows in one call (`states`).
     `skip` names states not to look for on this line (e.g. error states on the agent's prose).
+
+    One search of a trie of every pattern's literals lists the literals a line contains; only
+    the patterns needing one of those run (plus the few patterns with no literal).
     """
 
-    __slots__ = ("_groups",)
+    __slots__ = ("_always", "_by_key", "_finder", "_prefixes", "_states")
 
     def __init__(self, sets: Iterable[tuple[Any, PatternSet]]) -> None:
-        self._groups = tuple(
-            (state, ps._always, ps._keyed) for state, ps in sets if ps.patterns)
+        always: list[tuple[Any, re.Pattern[str]]] = []
+        by_key: dict[str, list[tuple[Any, re.Pattern[str]]]] = {}
+        states: list[Any] = []
+        for state, ps in sets:
+            states.append(state)
+            always.extend((state, rx) for rx in ps._always)
+            for rx, key, keys in ps._keyed:
+                for k in (key,) if key is not None else keys or ():
+                    by_key.setdefault(k, []).append((state, rx))
+        self._states = tuple(states)
+        self._always = tuple(always)
+        self._by_key = by_key
+        words = sorted(by_key)
+        # every literal that is a prefix of another: found at the same position, unreported
+        self._prefixes = {w: tuple(k for k in words if w.startswith(k)) for w in words}
+        self._finder = re.compile(f"(?=({_trie(words)}))") if words else None
 
     def states(self, line: str, folded: str, skip: frozenset[Any] = frozenset()
                ) -> list[tuple[Any, re.Match[str]]]:
-        found: list[tuple[Any, re.Match[str]]] = []
-        for state, always, keyed in self._groups:
-            if state in skip:
-                continue
-            m = None
-            for rx in always:
+        found: dict[Any, re.Match[str]] = {}
+        for state, rx in self._always:
+            if state not in found and state not in skip:
                 m = rx.search(line)
                 if m is not None:
-                    break
-            if m is None:
-                for rx, key, keys in keyed:
-                    if key is not None:
-                        if key not in folded:
+                    found[state] = m
+        if self._finder is not None:
+            seen: set[str] = set()
+            for longest in self._finder.findall(folded):
+                for key in self._prefixes[longest]:
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    for state, rx in self._by_key[key]:
+                        if state in found or state in skip:
                             continue
-                    elif keys is not None:
-                        for k in keys:
-                            if k in folded:
-                                break
-                        else:
-                            continue
-                    m = rx.search(line)
-                    if m is not None:
-                        break
-            if m is not None:
-                found.append((state, m))
-        return found
+                        m = rx.search(line)
+                        if m is not None:
+                            found[state] = m
+        return [(state, found[state]) for state in self._states if state in found]

@@ -74,7 +74,7 @@ def read_screen(text: str, need: int = MAX_LINES) -> Screen:
     """The bottom `need` non-blank lines of `text` and everything between them (at most
     MAX_LINES lines), cleaned; `need=MAX_LINES` reads the whole bounded screen."""
     raw, above = _raw_lines_from_end(text, need + 2)   # +2: a footer and its blank line
-    lines = [_clean(line) for line in raw]
+    lines = [_clean(line) if line else line for line in raw]
     footer = None
     while lines and (not lines[-1].strip() or _PANE_DEAD.search(lines[-1])):
         last = lines.pop()
