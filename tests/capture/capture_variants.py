@@ -46,6 +46,8 @@ def main() -> int:
     ap.add_argument("--set", required=True, help="folder holding <cli> -> install prefix")
     ap.add_argument("--width", type=int, default=80)
     ap.add_argument("--height", type=int, default=30)
+    ap.add_argument("--script", default="", help="run capture_<script>.py instead of "
+                    "capture_<cli>.py (e.g. turns)")
     ap.add_argument("rest", nargs=argparse.REMAINDER)
     args = ap.parse_args()
     os.environ["PITCREW_REALCLI"] = args.set
@@ -127,7 +129,7 @@ def main() -> int:
 
     import importlib
 
-    module = importlib.import_module(f"capture_{args.cli}")
+    module = importlib.import_module(f"capture_{args.script or args.cli}")
     for name in ("copy_session_sample", "save_process_tree", "copy_help", "write_help",
                  "copy_tree_sample"):
         if hasattr(module, name):
@@ -139,7 +141,7 @@ def main() -> int:
                          env={**os.environ, "DISABLE_AUTOUPDATER": "1"}, timeout=60).stdout
     VERSION["v"] = next((w for w in out.replace("v", " ").split() if w[:1].isdigit()), "x")
     rest = args.rest[1:] if args.rest[:1] == ["--"] else args.rest
-    sys.argv = [f"capture_{args.cli}.py", *rest]
+    sys.argv = [f"capture_{args.script or args.cli}.py", *rest]
     module.main()
     return 0
 
