@@ -14,6 +14,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pitcrew.supervisor.adapters.clock import local_zone, now_utc
 from pitcrew.supervisor.cli import doctor as doctor_mod
 from pitcrew.supervisor.core.classifier import classify as classify_screen
+from pitcrew.supervisor.core.classifier import explain as explain_screen
 from pitcrew.supervisor.core.errors import PitcrewError
 from pitcrew.supervisor.providers.model import Provider
 from pitcrew.supervisor.service.app_context import AppContext, load_context
@@ -107,7 +108,18 @@ def classify(args: argparse.Namespace) -> int:
             raise PitcrewError(f"--now: not an ISO date-time: {args.now!r}") from None
         if now.tzinfo is None:
             now = now.replace(tzinfo=local)
-    result = classify_screen(text, rules, now, local)
+    cursor = _cursor(args.cursor)
+    if args.explain:
+        why = explain_screen(text, rules, now, local, cursor)
+        if args.json:
+            _dump({**why.result.to_json(),
+                   "fired": [{"row": f.row, "state": f.state, "pattern": f.pattern,
+                              "line": f.text, "note": f.note} for f in why.fired],
+                   "steps": list(why.steps)})
+        else:
+            print(why.render())
+        return 0
+    result = classify_screen(text, rules, now, local, cursor)
     if args.json:
         _dump(result.to_json())
     else:
@@ -119,6 +131,16 @@ def classify(args: argparse.Namespace) -> int:
         if result.evidence:
             print(f"evidence: {result.evidence}")
     return 0
+
+
+def _cursor(raw: str | None) -> tuple[int, int] | None:
+    if not raw:
+        return None
+    try:
+        x, y = (int(part) for part in raw.split(","))
+    except ValueError:
+        raise PitcrewError(f"--cursor: expected X,Y (two numbers), got {raw!r}") from None
+    return x, y
 
 
 def _read_text(name: str) -> str:

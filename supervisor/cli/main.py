@@ -100,6 +100,10 @@ def build_parser() -> argparse.ArgumentParser:
                    "(for relative reset times; default: now)")
     p.add_argument("--tz", metavar="ZONE", help="zone for clock times that name none "
                    "(default: this machine's)")
+    p.add_argument("--cursor", metavar="X,Y", help="tmux's cursor when the screen was "
+                   "captured (#{cursor_x},#{cursor_y}): tells typed text from a hint")
+    p.add_argument("--explain", action="store_true",
+                   help="show which rule fired on which line, and why the state won")
     p.set_defaults(func=commands.classify)
 
     p = sub.add_parser("providers", help="list the agent CLIs Pitcrew knows")

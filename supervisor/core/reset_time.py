@@ -90,6 +90,11 @@ _RETRY_AFTER = (
 _DURATION_PART = re.compile(rf"(\d+(?:\.\d+)?)\s*({_UNIT})(?![a-z])", re.IGNORECASE)
 
 
+# One of these occurs in any text a pattern above matches.
+_NEEDED_WORDS = ("reset", "try again", "retry", "available", "until", "resum", "wait",
+                 "come back", "limit reached", "de ")
+
+
 @dataclass(frozen=True, slots=True)
 class ResetInfo:
     reset_at: dt.datetime | None = None
@@ -104,6 +109,9 @@ def parse_reset(text: str, now: dt.datetime, local: dt.tzinfo) -> ResetInfo:
     """
     if now.tzinfo is None:
         raise ValueError("now must be an aware datetime")
+    folded = text.casefold()
+    if not any(word in folded for word in _NEEDED_WORDS):
+        return ResetInfo()   # every shape below needs one of these words: skip the regexes
     return ResetInfo(reset_at=_reset_at(text, now, local), retry_after=_retry_after(text))
 
 

@@ -346,16 +346,8 @@ def _screen(t: _Table, common: Mapping[str, Any], where: str) -> ScreenRules:
     chrome = t.integer("chrome_lines", 15)
     if not 3 <= chrome <= 200:
         raise t.fail("chrome_lines", "expected 3..200")
-    markers: dict[ScreenState, tuple[re.Pattern[str], ...]] = {}
-    m = t.table("markers")
-    for key in m.data:
-        try:
-            state = ScreenState(key)
-        except ValueError:
-            state = None
-        if state not in MARKER_STATES:
-            raise m.fail(key, f"not a marker state (one of {', '.join(sorted(MARKER_STATES))})")
-        markers[state] = _regexes(m, key, m.strings(key))
+    markers = _markers(t.table("markers"))
+    fallback = _markers(t.table("fallback"))
     c = t.table("causes")
     causes = {key: _regexes(c, key, c.strings(key)) for key in c.data}
     screen = ScreenRules(
@@ -372,6 +364,7 @@ def _screen(t: _Table, common: Mapping[str, Any], where: str) -> ScreenRules:
         input_frame=next(iter(_regexes(t, "input_frame", [t.text("input_frame")]
                                        if t.text("input_frame") else [])), None),
         continue_message=t.text("continue_message"),
+        fallback=fallback,
     )
     for rx in screen.input:
         if "text" not in rx.groupindex:
@@ -394,8 +387,24 @@ def _screen(t: _Table, common: Mapping[str, Any], where: str) -> ScreenRules:
             input_last=screen.input_last,
             overlay=screen.overlay + base.overlay,
             continue_message=screen.continue_message,
+            fallback={s: screen.fallback.get(s, ()) + base.fallback.get(s, ())
+                      for s in screen.fallback.keys() | base.fallback.keys()},
         )
     return screen
+
+
+def _markers(m: _Table) -> dict[ScreenState, tuple[re.Pattern[str], ...]]:
+    """A table of state -> list of regexes (`markers`, `fallback`)."""
+    out: dict[ScreenState, tuple[re.Pattern[str], ...]] = {}
+    for key in m.data:
+        try:
+            state = ScreenState(key)
+        except ValueError:
+            state = None
+        if state not in MARKER_STATES:
+            raise m.fail(key, f"not a marker state (one of {', '.join(sorted(MARKER_STATES))})")
+        out[state] = _regexes(m, key, m.strings(key))
+    return out
 
 
 def _checker(t: _Table) -> Checker:

@@ -143,6 +143,9 @@ class ScreenRules:
     a submitted prompt: a limit or error above the newest one belongs to an earlier turn.
     `turn_end`, for CLIs that show no spinner while streaming, matches the line closing a
     turn: output under the newest prompt with no such line yet means it is still answering.
+    `fallback` holds weaker signals per state that decide only when the screen shows none of
+    the CLI's chrome (no input box, status line or marker): a partial capture, a dead pane, a
+    screen pasted into a bug report — e.g. a stack trace, an update notice asking to act.
     """
 
     chrome_lines: int = 15
@@ -157,6 +160,7 @@ class ScreenRules:
     input_last: bool = False       # the prompt is only ever the last line (above: echoes)
     overlay: tuple[re.Pattern[str], ...] = ()      # toasts drawn over a busy screen: they count
     continue_message: str | None = None
+    fallback: Mapping[ScreenState, tuple[re.Pattern[str], ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

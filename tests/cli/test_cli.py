@@ -64,6 +64,28 @@ def test_classify_reads_relative_reset_times_from_the_given_moment() -> None:
     assert json.loads(out.stdout)["reset_at"] == "2026-12-04T20:00:00+00:00"
 
 
+def test_classify_explain_shows_which_rule_fired_on_which_line() -> None:
+    out = pitcrew("classify", "-", "--provider", "claude", "--explain", stdin=LIMIT_SCREEN)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("state: rate_limit\n")
+    assert "   2  rate_limit" in out.stdout          # row 2 is the limit line
+    assert "steps:" in out.stdout
+    data = json.loads(pitcrew("classify", "-", "--provider", "claude", "--explain", "--json",
+                              stdin=LIMIT_SCREEN).stdout)
+    assert data["state"] == "rate_limit"
+    assert {"row": 2, "state": "rate_limit"}.items() <= data["fired"][0].items()
+
+
+def test_classify_takes_the_cursor_to_tell_typing_from_a_hint() -> None:
+    screen = "──────────────\n❯ Try \"fix lint errors\" please\n──────────────\n"
+    typed = pitcrew("classify", "-", "--provider", "claude", "--cursor", "30,1", stdin=screen)
+    hint = pitcrew("classify", "-", "--provider", "claude", "--cursor", "2,1", stdin=screen)
+    assert typed.stdout.splitlines()[0] == "draft"
+    assert hint.stdout.splitlines()[0] == "idle"
+    bad = pitcrew("classify", "-", "--cursor", "x", stdin=screen)
+    assert bad.returncode == 2 and "--cursor" in bad.stderr
+
+
 def test_classify_unknown_provider_is_one_clear_line() -> None:
     out = pitcrew("classify", "-", "--provider", "nosuch", stdin="x")
     assert out.returncode == 2

@@ -1,5 +1,7 @@
-"""The classifier against every screen fixture: real captures of the real CLIs, and the
-phrasings users reported in public issue trackers (tests/fixtures/screens/FORMAT.md)."""
+"""The classifier against the tuning split of the screen fixtures: real captures of the real
+CLIs, and the phrasings users reported in public issue trackers (tests/fixtures/screens/
+FORMAT.md). Every one reads as labelled; the held-out split (never tuned on) is held to
+accuracy thresholds instead, in test_classifier_heldout.py."""
 
 from __future__ import annotations
 
@@ -11,9 +13,10 @@ from pitcrew.supervisor.core.screen import ScreenState
 from tests.support.screens import all_fixtures, run
 
 FIXTURES = all_fixtures()
+TUNING = [f for f in FIXTURES if f.split == "tuning"]
 
 
-@pytest.mark.parametrize("fx", FIXTURES, ids=[f.id for f in FIXTURES])
+@pytest.mark.parametrize("fx", TUNING, ids=[f.id for f in TUNING])
 def test_screen_reads_as_labelled(fx) -> None:
     got = run(fx)
     assert got.state.value == fx.state, f"evidence: {got.evidence!r}\nsource: {fx.source}"

@@ -7,7 +7,7 @@ import datetime as dt
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pitcrew.supervisor.core.classifier import MAX_LINES, classify, visible_lines
+from pitcrew.supervisor.core.classifier import MAX_LINES, classify, explain, visible_lines
 from pitcrew.supervisor.core.screen import ScreenState
 from tests.support.screens import registry, rules_for
 
@@ -67,7 +67,7 @@ def test_an_unsent_draft_beats_the_error_above_it() -> None:
 
 def test_a_dialog_drawn_below_the_input_box_beats_the_draft() -> None:
     screen = "fake> half typed\nDo you want to proceed?\n ❯ 1. Yes\n   2. No\n"
-    assert state(screen) is ScreenState.QUESTION
+    assert state(screen) is ScreenState.PICKER   # a numbered permission menu is a picker
 
 
 def test_an_empty_prompt_is_idle_and_nothing_recognisable_is_unknown() -> None:
@@ -117,3 +117,75 @@ def test_work_is_bounded_a_long_scrollback_reads_like_its_tail(tail: list[str], 
     assert classify(big, FAKE, NOW, UTC) == classify(
         "\n".join(visible_lines(big)[-MAX_LINES:]), FAKE, NOW, UTC)
     assert len(visible_lines(big)) <= MAX_LINES
+
+
+# -- issue #12's five blind spots, one small screen each ----------------------------------
+
+CLAUDE_BOX = "─" * 40 + "\n❯ {}\n" + "─" * 40 + "\n  ? for shortcuts\n"
+
+
+def test_an_old_error_above_a_newer_prompt_is_history_the_agent_is_idle() -> None:
+    screen = ("❯ fix the parser\n  ⎿  API Error: Connection error. · Retrying in 5s\n"
+              "❯ try again\n● Done: the parser is fixed.\n" + CLAUDE_BOX.format(""))
+    assert state(screen, "claude") is ScreenState.IDLE
+
+
+def test_a_startup_network_banner_above_an_empty_box_with_no_prompt_sent_is_idle() -> None:
+    screen = ("✻ Welcome to Fake Agent\n⚠ settings failed to load (network error)\n"
+              "tips: type a message\n" + "─" * 30 + "\nfake> \n")
+    assert state(screen) is ScreenState.IDLE
+
+
+def test_the_current_turns_error_above_an_empty_box_still_counts() -> None:
+    screen = "❯ fix the parser\n  ⎿  API Error: Connection error.\n" + CLAUDE_BOX.format("")
+    assert state(screen, "claude") is ScreenState.CONNECTION_LOST
+
+
+def test_a_recovery_hint_in_the_input_box_is_not_a_draft() -> None:
+    screen = ("❯ fix the parser\n  ⎿  API Error: 429 rate_limit_error · Rate limited\n"
+              + CLAUDE_BOX.format("Resend your message to try again"))
+    assert state(screen, "claude") is ScreenState.RATE_LIMIT
+
+
+def test_tmuxs_cursor_tells_a_hint_from_typed_text() -> None:
+    screen = CLAUDE_BOX.format('Try "refactor the parser"')
+    row = 1   # the input line
+    hint = classify(screen, rules_for("claude"), NOW, UTC, cursor=(2, row))
+    typed = classify(screen, rules_for("claude"), NOW, UTC, cursor=(27, row))
+    elsewhere = classify(screen, rules_for("claude"), NOW, UTC, cursor=(0, 3))
+    assert hint.state is ScreenState.IDLE
+    assert typed.state is ScreenState.DRAFT
+    assert elsewhere.state is ScreenState.IDLE   # not on the input line: the hint rule decides
+
+
+def test_a_permission_menu_with_options_is_a_picker_and_a_typed_yes_no_a_question() -> None:
+    menu = ("Allow execution of: 'rm'?\n● 1. Allow once\n  2. Allow for this session\n"
+            "  3. No (esc)\n")
+    assert state(menu) is ScreenState.PICKER
+    assert state("Delete 3 files? [y/N]\n") is ScreenState.QUESTION
+
+
+def test_an_api_error_printed_as_a_json_object_is_read() -> None:
+    screen = ('✕ [API Error: [{\n    "error": {\n      "code": 429,\n'
+              '      "message": "Resource has been exhausted (e.g. check quota).",\n'
+              '      "status": "RESOURCE_EXHAUSTED"\n    }\n  }\n  ]]\n')
+    assert state(screen, "gemini") is ScreenState.RATE_LIMIT
+    expired = ('● API Error: 401\n  {"type":"error","error":{"type":"authentication_error",\n'
+               '  "message":"OAuth token has expired."}}\n')
+    assert state(expired, "claude") is ScreenState.LOGIN_REQUIRED
+
+
+def test_an_excerpt_without_chrome_is_read_from_its_last_lines() -> None:
+    trace = ("Error: PluginProvider is missing\n    at sa (/$bunfs/root/chunk-1.js:2593:2804)\n"
+             "    at Uc (/$bunfs/root/chunk-2.js:4:248)\n")
+    assert state(trace) is ScreenState.CRASHED
+    notice = "Update available 1.2 → 1.3\nRun npm install -g fake-agent to update\n"
+    assert state(notice) is ScreenState.UPGRADE_PROMPT
+    assert state("just some words\n") is ScreenState.UNKNOWN
+
+
+def test_explain_names_the_rule_and_the_row() -> None:
+    why = explain("hello\n⎿ Usage limit reached for fake-1 · resets 3pm\n", FAKE, NOW, UTC)
+    assert why.result.state is ScreenState.RATE_LIMIT
+    assert [(f.row, f.state) for f in why.fired] == [(2, "rate_limit")]
+    assert why.steps[-1].startswith("decided rate_limit from row 2")

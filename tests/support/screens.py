@@ -33,6 +33,12 @@ class Fixture:
     evidence: str | None
     hard_negative: bool
     source: str
+    cursor: tuple[int, int] | None = None   # (cursor_x, cursor_y) from tmux, when recorded
+
+    @property
+    def split(self) -> str:
+        """"heldout" (never tuned on) or "tuning" (tests/fixtures/screens/split.py)."""
+        return "heldout" if self.path.relative_to(SCREENS).parts[0] == "heldout" else "tuning"
 
     @property
     def id(self) -> str:
@@ -56,6 +62,8 @@ def _aware(value: object, zone: str) -> dt.datetime | None:
 def all_fixtures() -> tuple[Fixture, ...]:
     found = []
     for screen in sorted(SCREENS.rglob("*.screen")):
+        if screen.relative_to(SCREENS).parts[0] == "incoming":
+            continue  # not split yet (split.py --source incoming)
         meta = tomllib.loads(screen.with_suffix(".toml").read_text(encoding="utf-8"))
         zone = meta.get("timezone", "UTC")
         found.append(Fixture(
@@ -70,6 +78,7 @@ def all_fixtures() -> tuple[Fixture, ...]:
             evidence=meta.get("evidence"),
             hard_negative=bool(meta.get("hard_negative", False)),
             source=meta.get("source", ""),
+            cursor=(meta.get("cursor_x", 0), meta["cursor_y"]) if "cursor_y" in meta else None,
         ))
     return tuple(found)
 
@@ -85,4 +94,5 @@ def rules_for(provider: str) -> ScreenRules:
 
 
 def run(fx: Fixture) -> Classification:
-    return classify(fx.text, rules_for(fx.provider), fx.captured_at, ZoneInfo(fx.timezone))
+    return classify(fx.text, rules_for(fx.provider), fx.captured_at, ZoneInfo(fx.timezone),
+                    cursor=fx.cursor)
