@@ -59,7 +59,7 @@ def test_type_text_continues_in_place_at_a_connection_lost_prompt() -> None:
 
 @pytest.mark.parametrize("screen, shown", [
     (draft("my own unsent words"), "draft"),
-    (QUESTION, "question"),
+    (QUESTION, "picker"),                       # a numbered permission menu
     (busy("refactor the parser"), "busy"),
     (LOGIN, "login_required"),
 ])
