@@ -98,6 +98,8 @@ class Relauncher:
         return self._type(w, argv)
 
     def _type(self, w: Watched, argv: Sequence[str]) -> Result:
-        self.type_line(w, shlex.join(argv), "the resume command")
+        command = shlex.join(argv)
+        self.type_line(w, command, "the resume command")
+        w.screen_from = command    # what the old process left above it is history now
         log.info("%s: typed the resume command at the shell: %s", w.key, shlex.join(argv))
         return Result(Outcome.STARTED)

@@ -46,6 +46,8 @@ class Watched:
     input_prefix: str = ""        # the input row of an empty prompt (CLIs without `input`)
     typed_input: str = ""         # what the user has typed on that row so far
     prompt_rows: int = 0          # prompts echoed on such rows at the last rest
+    screen_from: str | None = None  # the resume command typed at its shell: above it is the
+                                    # screen of the process before (classified no more)
     quiet_reported: bool = False
     typed_at: float | None = None # monotonic
     typed_text: str = ""
@@ -62,7 +64,7 @@ class Watched:
             self.timeline.pop(0)   # keep the segment that was running at the horizon
 
     def read(self, text: str, now: dt.datetime, local: dt.tzinfo) -> Classification:
-        return classify(text, self.provider.screen, now, local)
+        return classify(since(text, self.screen_from), self.provider.screen, now, local)
 
     def is_own_prompt(self, echoed: str, mono_now: float) -> bool:
         """Whether the prompt that just started is the text Pitcrew typed (not the user's)."""
@@ -85,3 +87,12 @@ def is_working(screen: Classification | None) -> bool:
 
 def is_ready(screen: Classification | None) -> bool:
     return screen is not None and screen.state is ScreenState.IDLE
+
+
+def since(text: str, marker: str | None) -> str:
+    """The screen from the last line that holds `marker` on (the line itself left out)."""
+    if not marker or marker not in text:
+        return text
+    at = text.rfind(marker)
+    end = text.find("\n", at)
+    return "" if end < 0 else text[end + 1:]

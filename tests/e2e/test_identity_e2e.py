@@ -55,7 +55,7 @@ def test_a_restarted_tmux_server_that_reuses_the_pane_id_gets_nothing_typed(
     pane, _ = shell_pane(tmux, "bash", tmp_path)
     w = watch(tmux, scale="1")               # the real 5 s before the first restart
     try:
-        w.wait_for("watching Toy Agent")
+        w.wait_for(f"{pane}: idle")
         crashed_and_waiting(tmux, home, pane)
         tmux.tmux.run("kill-server")         # the server goes away while a resume is pending
         w.wait_for("the tmux server", timeout=10)
@@ -81,7 +81,7 @@ def test_an_agent_restarted_by_hand_while_pitcrew_was_down_is_left_alone(
     pane, shell_pid = shell_pane(tmux, "bash", tmp_path)
     w = watch(tmux, scale="1")
     try:
-        w.wait_for("watching Toy Agent")
+        w.wait_for(f"{pane}: idle")
         crashed_and_waiting(tmux, home, pane)
         old = session_file(tmux)
     finally:
@@ -108,7 +108,7 @@ def test_a_shell_agent_whose_pitcrew_was_killed_during_the_backoff_is_resumed_on
     pane, shell_pid = shell_pane(tmux, "bash", tmp_path)
     w = watch(tmux, scale="1")
     try:
-        w.wait_for("watching Toy Agent")
+        w.wait_for(f"{pane}: idle")
         crashed_and_waiting(tmux, home, pane)
         sid = session_file(tmux).stem
     finally:

@@ -101,7 +101,6 @@ def shell_pane(tmux: TmuxServer, shell: str, cwd: Path) -> tuple[str, int]:
 
 
 def start_crash_and_resume(tmux: TmuxServer, home: Path, pane: str) -> str:
-    wait_until(lambda: tmux.screen(pane).rstrip().endswith("▸"), 10)
     tmux.type(pane, "crash")
     sid = session_file(tmux).stem
     wait_badges(home, "Resumed", "Continued", timeout=30)
@@ -114,7 +113,7 @@ def test_an_agent_started_from_a_shell_is_resumed_at_that_same_shell(
     pane, shell_pid = shell_pane(tmux, shell, tmp_path)
     w = watch(tmux)
     try:
-        w.wait_for("watching Toy Agent")
+        w.wait_for(f"{pane}: idle")
         sid = start_crash_and_resume(tmux, home, pane)
         proc = resumed_process(tmux, pane, sid)
         assert proc.environ()["TOYAGENT_MARK"] == f"only-in-{shell}"
@@ -152,7 +151,7 @@ def test_an_agent_that_is_the_panes_own_command_is_respawned_with_its_environmen
     tmux.wait_for_text(pane, "▸")
     w = watch(tmux)
     try:
-        w.wait_for("watching Toy Agent")
+        w.wait_for(f"{pane}: idle")
         sid = start_crash_and_resume(tmux, home, pane)
         proc = resumed_process(tmux, pane, sid)
         assert proc.environ()["TOYAGENT_MARK"] == f"given-to-{how}"
@@ -169,7 +168,7 @@ def test_a_hung_agent_is_stopped_and_resumed_and_its_shell_kept(
     pane, shell_pid = shell_pane(tmux, "bash", tmp_path)
     w = watch(tmux)
     try:
-        w.wait_for("watching Toy Agent")
+        w.wait_for(f"{pane}: idle")
         tmux.type(pane, "hang")
         sid = session_file(tmux).stem
         wait_badges(home, "Resumed", timeout=40)
@@ -185,7 +184,7 @@ def test_a_shell_busy_with_another_program_is_never_typed_into(
     pane, shell_pid = shell_pane(tmux, "bash", tmp_path)
     w = watch(tmux, scale="1")               # the real 5 s before the first restart
     try:
-        w.wait_for("watching Toy Agent")
+        w.wait_for(f"{pane}: idle")
         tmux.type(pane, "crash")
         tmux.wait_for_text(pane, "RuntimeError")
         tmux.type(pane, "sleep 60")          # the user is using the shell again
@@ -206,7 +205,7 @@ def test_a_resumed_agent_that_dies_at_once_is_couldnt_resume_with_its_status(
     tmux.wait_for_text(pane, "▸")
     w = watch(tmux, scale="1")
     try:
-        w.wait_for("watching Toy Agent")
+        w.wait_for(f"{pane}: idle")
         tmux.type(pane, "crash")
         path = session_file(tmux)
         wait_until(lambda: tmux.pane(pane).dead, 10)
@@ -227,7 +226,7 @@ def test_ctrl_c_on_an_agent_started_from_a_shell_is_left_alone(
     pane, shell_pid = shell_pane(tmux, "bash", tmp_path)
     w = watch(tmux)
     try:
-        w.wait_for("watching Toy Agent")
+        w.wait_for(f"{pane}: idle")
         tmux.type(pane, "hang")
         session_file(tmux)
         w.wait_for(": busy")
@@ -247,14 +246,14 @@ def test_a_new_window_is_watched_within_a_second_and_its_crash_resumed(
     first, _ = shell_pane(tmux, "bash", tmp_path)
     w = watch(tmux)
     try:
-        w.wait_for("watching Toy Agent")
+        w.wait_for(f"{first}: idle")
         command = (f"env TOYAGENT_HOME={shlex.quote(str(toy_home(tmux) / 'second'))} "
                    f"{shlex.quote(str(SCRIPT))}")
         pane = tmux.start(command, cwd=tmp_path / "..", keep_dead=False)
         opened = time.monotonic()
         w.wait_for(f"{pane}: watching Toy Agent", timeout=5)
         assert time.monotonic() - opened < 1.0
-        tmux.wait_for_text(pane, "▸")
+        w.wait_for(f"{pane}: idle")
         tmux.type(pane, "crash")
         wait_badges(home, "Resumed", timeout=30)
     finally:
@@ -268,7 +267,7 @@ def test_a_cli_declared_with_only_markers_gets_an_incident_per_prompt_with_its_t
     pane, _ = shell_pane(tmux, "bash", tmp_path)
     w = watch(tmux)
     try:
-        w.wait_for("watching Toy Agent")
+        w.wait_for(f"{pane}: idle")
         tmux.type(pane, "first task")
         tmux.wait_for_text(pane, "done: first task")
         tmux.type(pane, "crash now please")
@@ -293,7 +292,7 @@ def test_the_resume_command_is_typed_from_the_provider_file_and_the_session_id_o
     pane, _ = shell_pane(tmux, "bash", tmp_path)
     w = watch(tmux)
     try:
-        w.wait_for("watching Toy Agent")
+        w.wait_for(f"{pane}: idle")
         sid = start_crash_and_resume(tmux, home, pane)
     finally:
         assert w.stop() == 0
