@@ -150,11 +150,12 @@ class Observer:
         submitted = submitted_input(w, reading.text, reading.cursor_y)
         if at_rest or now_state is ScreenState.UNKNOWN:
             note_input(w, reading.text, reading.cursor_y, now_state)
-        if new_echo and w.state.task is not None:
+        fresh = new_echo or bool(submitted)
+        if fresh and w.state.task is not None:
             # a new prompt was accepted, so the one before it has finished (a read in between
             # was missed): finish it first, then start the new one
             self.feed(w, TaskFinished(session_id=self.session(w)))
-        if (new_echo or submitted or (started and w.was_at_rest)) and w.state.task is None:
+        if (fresh or (started and w.was_at_rest)) and w.state.task is None:
             typed = submitted or w.typed_input
             by_us = w.is_own_prompt(echoed or typed, self.clock.mono())
             prompt = (w.typed_text if by_us else (echoed or typed)) or "(a prompt)"
@@ -163,6 +164,8 @@ class Observer:
             w.typed_input = ""
             self.feed(w, PromptSubmitted(prompt, by_pitcrew=by_us,
                                          session_id=self.session(w)))
+            if at_rest:   # answered before any reading saw it work: it has finished too
+                self.feed(w, TaskFinished(session_id=self.session(w)))
         elif (at_rest and w.state.task is not None
               and before is not None and before not in AT_REST):
             self.feed(w, TaskFinished(session_id=self.session(w)))
@@ -209,9 +212,11 @@ class Observer:
         signal = pane.dead_signal if pane is not None and pane.dead else None
         reading = self.reader.read(w)
         tail = last_lines(reading.text)
-        if w.state.task is None and (typed := submitted_input(w, reading.text,
-                                                              reading.cursor_y)):
-            # it died on a prompt that showed nothing first: that prompt was running
+        if typed := submitted_input(w, reading.text, reading.cursor_y):
+            # it died on a prompt no reading saw start: that prompt was running (and the one
+            # before it, if any, had finished)
+            if w.state.task is not None:
+                self.feed(w, TaskFinished(session_id=self.session(w)))
             self.feed(w, PromptSubmitted(typed, session_id=self.session(w)))
         elif w.state.task is not None and (sid := self.session(w)):
             w.state = dataclasses.replace(w.state, session_id=sid)   # pinned as it ended

@@ -35,6 +35,7 @@ StopTree = Callable[[int], None]
 Environ = Callable[[int], Mapping[str, str]]
 AtPrompt = Callable[[int, float | None], bool]
 IsAlive = Callable[[int, float | None], bool]
+MARKER_CHARS = 40       # of the typed command, to find it on screen again
 KEEP_ENV = ("PATH",)     # without a launch context: at least the agent's own PATH
 
 
@@ -100,6 +101,8 @@ class Relauncher:
     def _type(self, w: Watched, argv: Sequence[str]) -> Result:
         command = shlex.join(argv)
         self.type_line(w, command, "the resume command")
-        w.screen_from = command    # what the old process left above it is history now
+        # what the old process left above the command is history now (its start only: a
+        # shell may wrap a long line with a hard line break)
+        w.screen_from = command[:MARKER_CHARS]
         log.info("%s: typed the resume command at the shell: %s", w.key, shlex.join(argv))
         return Result(Outcome.STARTED)
