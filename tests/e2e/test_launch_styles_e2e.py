@@ -282,7 +282,7 @@ def test_a_cli_declared_with_only_markers_gets_an_incident_per_prompt_with_its_t
     finally:
         assert w.stop() == 0
     resumed = [r for r in rows(home) if r.badge.value == "Resumed"]
-    assert [r.prompt for r in reversed(resumed)] == ["crash now please", "crash again"]
+    assert [r.prompt for r in resumed] == ["crash now please", "crash again"]
     assert all(r.attempt == 1 for r in resumed), "a new prompt opened a new incident"
     assert "Stopped retrying" not in badges(home)
 
