@@ -7,11 +7,13 @@ supervisor is seen through `ViewSource`, the few things a view is made of.
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 from collections.abc import Mapping
 from typing import Protocol
 
 from pitcrew.supervisor.adapters.checker_cli import CANDIDATES, installed
+from pitcrew.supervisor.adapters.clock import local_zone
 from pitcrew.supervisor.api.view import (
     CheckerView,
     DecisionView,
@@ -22,7 +24,7 @@ from pitcrew.supervisor.api.view import (
     recent_decisions,
 )
 from pitcrew.supervisor.core.policy import RestartPolicy
-from pitcrew.supervisor.core.records import Phase
+from pitcrew.supervisor.core.records import Incident, Phase
 from pitcrew.supervisor.service.app_context import AppContext
 from pitcrew.supervisor.service.autopilot import AutopilotService
 from pitcrew.supervisor.service.ports import Clock
@@ -33,6 +35,7 @@ from pitcrew.supervisor.service.watched import Watched
 from pitcrew.supervisor.store.ledger import Ledger
 
 ACTIVITY = 30
+DEFAULT_LIMITS = Limits()
 INSTALLED_EVERY = 10.0
 # Suggestions for the model picker; any other model can be typed in.
 KNOWN_MODELS: dict[str, tuple[str, ...]] = {
@@ -141,13 +144,18 @@ def _terminal(sup: ViewSource, w: Watched, now: float, limits: Limits) -> Termin
 
 
 def _note(w: Watched, now: float, limits: Limits) -> str:
-    inc = w.state.incident
+    return incident_note(w.state.incident, now, limits)
+
+
+def incident_note(inc: Incident | None, now: float, limits: Limits = DEFAULT_LIMITS) -> str:
+    """What Autopilot is doing about an incident, in one line (the dashboard's row note and
+    `pitcrew autopilot status`)."""
     if inc is None:
         return ""
     if inc.phase is Phase.WAITING and inc.next_at is not None:
         wait = _duration(max(0.0, inc.next_at - now))
         if inc.hold == "rate_limit":
-            return f"Usage limit: Autopilot resumes in {wait}"
+            return f"Usage limit: Autopilot resumes in {wait} (at {_clock(inc.next_at)})"
         return (f"Autopilot acts in {wait} "
                 f"(attempt {inc.attempts + 1} of {limits.max_attempts})")
     if inc.phase is Phase.CONFIRMING:
@@ -160,6 +168,10 @@ def _note(w: Watched, now: float, limits: Limits) -> str:
     if inc.phase is Phase.STOPPED:
         return "Autopilot stopped retrying; waiting on you"
     return ""
+
+
+def _clock(at: float) -> str:
+    return dt.datetime.fromtimestamp(at, local_zone()).strftime("%H:%M")
 
 
 def _duration(seconds: float) -> str:

@@ -15,10 +15,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from pitcrew.supervisor.api.build import incident_note
 from pitcrew.supervisor.api.commands import ChangeState, parse
 from pitcrew.supervisor.cli import claude_hooks
 from pitcrew.supervisor.core.errors import PitcrewError
+from pitcrew.supervisor.core.settings import Mode
 from pitcrew.supervisor.service.app_context import AppContext, load_context
+from pitcrew.supervisor.service.autopilot import status_line
 from pitcrew.supervisor.service.statebook import apply_change
 from pitcrew.supervisor.store import config_edit, spool, state_store
 from pitcrew.supervisor.store.ledger import Ledger
@@ -92,20 +95,57 @@ def autopilot(args: argparse.Namespace) -> int:
         _state_command(ctx, record)
     elif what in ("pause", "resume"):
         _state_command(ctx, {"autopilot": what})
-    print(_status(load_context(args.tmux_socket)))
+    ctx = load_context(args.tmux_socket)
+    if getattr(args, "json", False):
+        print(json.dumps(_status_json(ctx), indent=2))
+        return 0
+    print(_status(ctx))
+    for line in _pending(ctx):
+        print(f"  {line}")
     return 0
 
 
-def _status(ctx: AppContext) -> str:
+def _mode(ctx: AppContext) -> tuple[Mode, bool]:
+    off_for_launch = os.environ.get("PITCREW_AUTOPILOT", "").strip().lower() == "off"
     snap = state_store.load(ctx.paths.state_file).snapshot
-    if os.environ.get("PITCREW_AUTOPILOT", "").strip().lower() == "off":
-        return "Autopilot: Off for this launch."
-    if not ctx.config.autopilot:
-        return "Autopilot: Off."
-    if snap.paused:
-        return "Autopilot: Paused"
-    return ("Autopilot: On. Watching. Acts only when a running task goes quiet, its process "
-            "exits, or a message to it stalls. Idle tabs are never checked.")
+    if off_for_launch or not ctx.config.autopilot:
+        return Mode.OFF, off_for_launch
+    return (Mode.PAUSED if snap.paused else Mode.ON), off_for_launch
+
+
+def _status(ctx: AppContext) -> str:
+    mode, off_for_launch = _mode(ctx)
+    line = status_line(mode, off_for_launch)
+    return f"Autopilot: {'On. ' if mode is Mode.ON else ''}{line}"
+
+
+def _pending(ctx: AppContext) -> list[str]:
+    """Per terminal, what Autopilot will do next or why it holds (from state.json)."""
+    now = time.time()
+    out = []
+    for _key, state in sorted(state_store.load(ctx.paths.state_file).snapshot.terminals.items()):
+        note = incident_note(state.incident, now)
+        if note:
+            prompt = state.incident.prompt if state.incident else ""
+            out.append(f"{state.terminal} ({state.agent}): {note}"
+                       + (f' — "{prompt[:60]}"' if prompt else ""))
+    return out
+
+
+def _status_json(ctx: AppContext) -> dict[str, Any]:
+    mode, off_for_launch = _mode(ctx)
+    now = time.time()
+    pending = []
+    for key, state in sorted(state_store.load(ctx.paths.state_file).snapshot.terminals.items()):
+        inc = state.incident
+        if inc is None or not incident_note(inc, now):
+            continue
+        pending.append({"terminal": key, "target": state.terminal, "agent": state.agent,
+                        "prompt": inc.prompt, "phase": inc.phase.value, "hold": inc.hold,
+                        "next_at": inc.next_at, "attempts": inc.attempts,
+                        "note": incident_note(inc, now)})
+    return {"mode": mode.value, "off_for_launch": off_for_launch,
+            "status": status_line(mode, off_for_launch), "pending": pending}
 
 
 def _state_command(ctx: AppContext, record: Mapping[str, Any], queue_only: bool = False) -> None:

@@ -42,6 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("autopilot", help="turn Autopilot on or off, pause or resume it")
     p.add_argument("action", choices=["on", "off", "pause", "resume", "status"])
+    p.add_argument("--json", action="store_true", help="status as JSON (with what is pending)")
     p.set_defaults(func=autopilot_cmds.autopilot)
 
     p = sub.add_parser("ledger", help="Autopilot's most recent decisions")

@@ -48,11 +48,12 @@ class Reader:
             return Reading(None, False)
         alive = (not pane.dead and w.agent_pid is not None
                  and self.is_alive(w.agent_pid, w.agent_started))
-        screen = w.read(text, dt.datetime.fromtimestamp(self.clock.wall(), dt.UTC), self.zone())
+        line = None if pane.dead else cursor_line(text, pane)
+        screen = w.read(text, dt.datetime.fromtimestamp(self.clock.wall(), dt.UTC), self.zone(),
+                        None if line is None else (pane.cursor_x, line))
         w.screen, w.last_text, w.last_read = screen, text, self.clock.mono()
-        w.last_alive = alive
-        w.last_cursor = None if pane.dead else cursor_line(text, pane)
-        return Reading(screen, alive, text, w.last_cursor)
+        w.last_alive, w.last_cursor = alive, line
+        return Reading(screen, alive, text, line)
 
     def fresh(self, w: Watched, max_age: float) -> Reading:
         """The last reading if it is at most `max_age` seconds old, else a new one."""

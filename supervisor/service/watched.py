@@ -63,8 +63,14 @@ class Watched:
         while len(self.timeline) > 1 and self.timeline[1][0] <= horizon:
             self.timeline.pop(0)   # keep the segment that was running at the horizon
 
-    def read(self, text: str, now: dt.datetime, local: dt.tzinfo) -> Classification:
-        return classify(since(text, self.screen_from), self.provider.screen, now, local)
+    def read(self, text: str, now: dt.datetime, local: dt.tzinfo,
+             cursor: tuple[int, int] | None = None) -> Classification:
+        """`cursor`: (column, line in `text`) of tmux's cursor, when known."""
+        shown = since(text, self.screen_from)
+        if cursor is not None:
+            row = cursor[1] - (text.count("\n") - shown.count("\n"))
+            cursor = (cursor[0], row) if row >= 0 else None
+        return classify(shown, self.provider.screen, now, local, cursor)
 
     def is_own_prompt(self, echoed: str, mono_now: float) -> bool:
         """Whether the prompt that just started is the text Pitcrew typed (not the user's)."""

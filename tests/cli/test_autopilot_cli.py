@@ -152,3 +152,31 @@ def test_hooks_install_refuses_to_touch_a_broken_settings_file(tmp_path: Path) -
     out = pitcrew("hooks", "install", "claude", env={"CLAUDE_CONFIG_DIR": str(tmp_path)})
     assert out.returncode == 2 and "not valid JSON" in out.stderr
     assert settings.read_text() == "{broken"
+
+
+def test_autopilot_status_lists_what_is_pending_per_terminal(pitcrew_home: Path) -> None:
+    import time
+
+    (pitcrew_home / "config.toml").write_text("[autopilot]\nenabled = true\n")
+    reset = time.time() + 3600
+    (pitcrew_home / "state.json").write_text(json.dumps({
+        "version": 1, "paused": False, "consent": True, "terminals": {
+            "default:%3": {"terminal": "work:%3", "agent": "Claude Code", "project": "/p",
+                           "task": "fix the parser", "incident": {
+                               "number": 1, "prompt": "fix the parser", "opened_at": 1.0,
+                               "trigger": "task went quiet", "reason": "usage limit",
+                               "phase": "waiting", "hold": "rate_limit", "next_at": reset}},
+            "default:%5": {"terminal": "work:%5", "agent": "Codex", "project": "/q",
+                           "incident": {"number": 2, "prompt": "add tests", "opened_at": 1.0,
+                                        "trigger": "process exited", "reason": "exit 1",
+                                        "phase": "hold", "hold": "login"}}}}))
+    out = pitcrew("autopilot", "status").stdout.splitlines()
+    assert out[0].startswith("Autopilot: On. Watching.")
+    assert out[1].startswith("  work:%3 (Claude Code): Usage limit: Autopilot resumes in 60 min")
+    assert '"fix the parser"' in out[1]
+    assert out[2] == '  work:%5 (Codex): Waiting on you: log in — "add tests"'
+    data = json.loads(pitcrew("autopilot", "status", "--json").stdout)
+    assert data["mode"] == "on"
+    assert [(p["target"], p["hold"]) for p in data["pending"]] == [
+        ("work:%3", "rate_limit"), ("work:%5", "login")]
+    assert data["pending"][0]["next_at"] == reset

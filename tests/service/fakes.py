@@ -231,8 +231,15 @@ class RecordingTmux:
         return list(self.panes.values())
 
     def pane(self, pane_id: str) -> PaneInfo | None:
+        """The pane, its cursor where a terminal leaves it: after the screen's last text."""
         self._call("pane", pane_id)
-        return self.panes.get(pane_id)
+        pane = self.panes.get(pane_id)
+        screen = self.screens.get(pane_id)
+        if pane is None or screen is None:
+            return pane
+        rows = screen.split("\n")
+        return dataclasses.replace(pane, cursor_x=len(rows[-1]),
+                                   cursor_y=pane.height - 1)
 
     def capture(self, pane_id: str, history: int = 0) -> str | None:
         self._call("capture", pane_id, history)
