@@ -223,6 +223,8 @@ def _on_tick(plan: recovery.Plan, obs: Tick) -> None:
             plan.wake(incident.next_at)
         elif incident.started_pid is not None and obs.alive:
             plan.confirmed(incident.started_pid)      # CONFIRMING -> ASKING | WATCHING
+            if obs.screen is not None and plan.incident.phase is Phase.ASKING:
+                plan.ask_to_continue(obs.screen)      # it may sit at its prompt already
         else:
             plan.resume_failed(None)                  # CONFIRMING -> HOLD (or backup)
         return

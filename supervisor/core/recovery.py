@@ -169,13 +169,21 @@ class Plan:
             return
         inc = self.incident
         delay = pol.backoff(p, inc.attempts + 1)
-        if len(self.recent_crashes()) >= p.crash_loop_count:
-            delay = max(delay, p.scaled(p.crash_loop_cooldown))
-        if cause == "server_error":
-            delay = max(delay, p.scaled(p.server_error_wait))
-        if screen is not None and screen.retry_after is not None:
-            delay = max(delay, p.scaled(screen.retry_after))
+        why = f"waiting {delay:g}s before restart {inc.attempts + 1} of {p.max_attempts}"
+        crashes = len(self.recent_crashes())
+        if crashes >= p.crash_loop_count and p.scaled(p.crash_loop_cooldown) > delay:
+            delay = p.scaled(p.crash_loop_cooldown)
+            why = (f"{crashes} crashes within {p.crash_loop_window:g}s: cooling down "
+                   f"{delay:g}s")
+        if cause == "server_error" and p.scaled(p.server_error_wait) > delay:
+            delay = p.scaled(p.server_error_wait)
+            why = f"server error: waiting {delay:g}s"
+        if screen is not None and screen.retry_after is not None \
+                and p.scaled(screen.retry_after) > delay:
+            delay = p.scaled(screen.retry_after)
+            why = f"the server says retry after {screen.retry_after:g}s"
         self.set_incident(phase=Phase.WAITING, next_at=self.now + delay, hold=None)
+        self.record(Badge.SCHEDULED, why, screen, wake_at=self.now + delay)
         self.wake(self.now + delay)
 
     def within_caps(self, screen: Classification | None) -> bool:

@@ -56,7 +56,7 @@ def note_input(w: Watched, text: str, cursor_y: int | None, state: ScreenState) 
     line = rows[cursor_y].rstrip() if 0 <= cursor_y < len(rows) else ""
     if state is ScreenState.IDLE:
         w.input_prefix, w.typed_input = line, ""
-        w.prompt_rows = len(_prompt_rows(text, line))
+        w.prompt_rows = len(_prompt_rows("\n".join(rows[:cursor_y]), line))
     elif w.input_prefix and line.startswith(w.input_prefix) and len(line) > len(w.input_prefix):
         w.typed_input = line[len(w.input_prefix):].strip()
 
@@ -69,7 +69,8 @@ def submitted_input(w: Watched, text: str, cursor_y: int | None) -> str | None:
         return None
     prefix, typed = w.input_prefix, w.typed_input
     if not typed:   # sent before it was ever read: a prompt row more than at the last rest
-        rows = _prompt_rows(text, prefix)
+        above = text if cursor_y is None else "\n".join(text.split("\n")[:cursor_y])
+        rows = _prompt_rows(above, prefix)      # the input row itself is not sent yet
         if len(rows) <= w.prompt_rows:
             return None
         w.prompt_rows = len(rows)

@@ -112,11 +112,11 @@ def test_a_crash_mid_task_is_resumed_by_session_id_after_5s_and_asked_to_continu
     assert kinds(out, Relaunch) == [Relaunch(("claude", "--resume", "sess-1"), 1, False, "sess-1")]
     out = run.feed(ProcessStarted(1, pid=4242), T0 + 106)
     assert badges(out) == [] and kinds(out, Wake) == [Wake(T0 + 108)]   # still running at +2?
-    out = run.feed(Tick(screen(S.IDLE), alive=True), T0 + 108)
-    assert badges(out) == [Badge.RESUMED]
-    out = run.feed(ScreenSeen(screen(S.IDLE)), T0 + 109)
+    out = run.feed(Tick(screen(S.IDLE), alive=True), T0 + 108)   # still runs, at its prompt
+    assert badges(out) == [Badge.RESUMED, Badge.CONTINUED]
     assert kinds(out, TypeText) == [TypeText(CONTINUE_MESSAGE, TextKind.CONTINUE)]
-    assert badges(out) == [Badge.CONTINUED]
+    out = run.feed(ScreenSeen(screen(S.IDLE)), T0 + 109)
+    assert kinds(out, TypeText) == []                     # asked once
     assert run.state.incident.attempts == 1
 
 

@@ -193,7 +193,7 @@ def test_a_shell_busy_with_another_program_is_never_typed_into(
         assert w.stop() == 0
     assert "--resume" not in tmux.screen(pane)
     assert [p.name() for p in psutil.Process(shell_pid).children()] == ["sleep"]
-    waiting = rows(home)[0]
+    [waiting] = [r for r in rows(home) if r.badge.value == "Waiting on you"]
     assert "busy with another program" in waiting.reason
 
 
@@ -216,7 +216,7 @@ def test_a_resumed_agent_that_dies_at_once_is_couldnt_resume_with_its_status(
         assert time.monotonic() - respawned < 3.0
     finally:
         assert w.stop() == 0
-    failed = rows(home)[0]
+    [failed] = [r for r in rows(home) if r.badge.value == "Couldn't resume"]
     assert failed.readings["status"] == 1
     assert any("No session" in line for line in failed.readings["last_lines"])
 
@@ -258,7 +258,7 @@ def test_a_new_window_is_watched_within_a_second_and_its_crash_resumed(
         wait_badges(home, "Resumed", timeout=30)
     finally:
         assert w.stop() == 0
-    assert rows(home)[0].terminal.endswith(pane)
+    assert all(r.terminal.endswith(pane) for r in rows(home))
     assert first != pane
 
 
