@@ -5,7 +5,8 @@ Theory of operation (SPEC §3)
 A delivery is typed only when the agent can take it: alive, at an empty input box. Pitcrew
 presses Enter only for text it typed itself, and confirms the delivery from what happens
 next: the agent leaves rest (works on it), its echo appears, or the CLI's hook reports the
-prompt. An attempt that cannot type (agent busy, a draft, a dialog, a dead pane) or whose
+prompt, or a copy of the text appears on screen outside the input box (an agent that answers
+at once never shows a busy phase). An attempt that cannot type (agent busy, a draft, a dialog, a dead pane) or whose
 text was not taken within the retry interval is a failure; it is retried every 15 s, and the
 8th failure asks for a diagnosis (once; retries go on). A typed-but-unconfirmed text in the
 input box is sent with Enter alone — never typed twice.
@@ -63,6 +64,7 @@ class Seen:
     input_text: str = ""         # what the input box holds (for a draft)
     echoed: str = ""             # the newest prompt echo on screen
     hook_prompt: str | None = None   # a prompt the CLI's hook just reported
+    on_screen: str = ""          # the screen outside the input box (to find a copy of the text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +83,12 @@ def _same(a: str, b: str) -> bool:
     return n > 0 and a[:n] == b[:n]
 
 
+def _shown(text: str, screen: str) -> bool:
+    """A copy of `text` (its start) appears in `screen` (whitespace and wrapping aside)."""
+    head = _norm(text)[:40]
+    return bool(head) and head in _norm(screen)
+
+
 def step(d: Delivery, seen: Seen, now: float, every: float = RETRY_EVERY,
          confirm_within: float | None = None,
          poll: float = CONFIRM_POLL) -> tuple[Delivery, tuple[Step, ...]]:
@@ -92,16 +100,19 @@ def step(d: Delivery, seen: Seen, now: float, every: float = RETRY_EVERY,
         return d, ()
     if d.status is Status.TYPED:
         taken = (seen.hook_prompt is not None and _same(seen.hook_prompt, d.text)) or (
-            seen.alive and _same(seen.echoed, d.text) and not _same(seen.input_text, d.text))
+            seen.alive and (_same(seen.echoed, d.text) or _shown(d.text, seen.on_screen))
+            and not _same(seen.input_text, d.text))
         if taken or (seen.alive and seen.state is ScreenState.BUSY
                      and not _same(seen.input_text, d.text)):
             return replace(d, status=Status.DELIVERED), (Step(Do.CONFIRMED),)
         if d.typed_at is not None and now < d.typed_at + confirm:
             return d, (Step(Do.WAKE, min(d.typed_at + confirm, now + poll)),)
         return _failed(replace(d, status=Status.PENDING), now, every)
-    if d.typed_at is not None and seen.alive and _same(seen.echoed, d.text) and not _same(
+    if d.typed_at is not None and seen.alive and (
+            _same(seen.echoed, d.text) or _shown(d.text, seen.on_screen)) and not _same(
             seen.input_text, d.text):
-        return replace(d, status=Status.DELIVERED), (Step(Do.CONFIRMED),)   # taken, late
+        # typed before and on screen now: taken, late — never type a second copy
+        return replace(d, status=Status.DELIVERED), (Step(Do.CONFIRMED),)
     if now < d.next_at:
         return d, (Step(Do.WAKE, d.next_at),)
     if seen.alive and seen.state is ScreenState.DRAFT and _same(seen.input_text, d.text):

@@ -243,6 +243,8 @@ class Incident:
     hold: str | None = None        # rate_limit, server_error, login, paused, …
     renewals: int = 0              # rate-limit cooldown renewals
     started_pid: int | None = None  # the relaunched agent, seen running (confirming)
+    reset_at: float | None = None   # the limit's reset, as read when its line appeared
+    limit_line: str | None = None   # that line (the same line later is the same limit)
 
 
 @dataclass(frozen=True, slots=True)

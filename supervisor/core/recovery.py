@@ -232,9 +232,19 @@ class Plan:
             delay = pol.rate_limit_cooldown(p, inc.renewals)
             reason = (f"usage limit with no reset time; cooling down {delay:.0f}s"
                       + (f" (renewal {inc.renewals})" if inc.renewals else ""))
-        self.set_incident(phase=Phase.WAITING, hold="rate_limit", next_at=self.now + delay)
+        # the reset is read once, when its line first appears, and stays with the incident
+        self.set_incident(phase=Phase.WAITING, hold="rate_limit", next_at=self.now + delay,
+                          reset_at=reset_at.timestamp() if reset_at is not None else None,
+                          limit_line=screen.evidence if screen is not None else None)
         self.record(Badge.SCHEDULED, reason, screen, wake_at=self.now + delay)
         self.wake(self.now + delay)
+
+    def stale_limit(self, screen: Classification | None) -> bool:
+        """The limit line on screen is the one this incident waited out: its reset has passed,
+        so it is history (read again now it would roll over to tomorrow's clock time)."""
+        inc = self.incident
+        return (screen is not None and inc.reset_at is not None and self.now >= inc.reset_at
+                and bool(inc.limit_line) and screen.evidence == inc.limit_line)
 
     # -- the wait is over -----------------------------------------------------------------
 
@@ -259,7 +269,9 @@ class Plan:
         if state is ScreenState.LOGIN_REQUIRED:
             self.hold("login", Badge.WAITING, "the agent needs you to log in", screen, True)
             return
-        if inc.hold == "rate_limit" and state is ScreenState.RATE_LIMIT and alive:
+        stale = inc.hold == "rate_limit" and state is ScreenState.RATE_LIMIT and \
+            self.stale_limit(screen)
+        if inc.hold == "rate_limit" and state is ScreenState.RATE_LIMIT and alive and not stale:
             renewals = inc.renewals + 1
             if renewals <= self.ctx.policy.rate_limit_renewals:
                 self.set_incident(renewals=renewals)
@@ -273,7 +285,7 @@ class Plan:
             self.set_incident(phase=Phase.WATCHING, hold=None, next_at=None)
             self.record(Badge.CONTINUED, "continued in place with the CLI's own message", screen)
             return
-        if alive and state is ScreenState.IDLE:
+        if alive and (state is ScreenState.IDLE or stale):
             self.count_attempt()
             self.actions.append(TypeText(CONTINUE_MESSAGE, TextKind.CONTINUE))
             self.set_incident(phase=Phase.WATCHING, hold=None, next_at=None)

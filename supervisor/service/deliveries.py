@@ -133,9 +133,10 @@ class Deliveries:
         if w is not None:
             reading = self.reader.fresh(w, READ_EVERY)
             if reading.screen is not None:
-                seen = Seen(reading.screen.state, reading.alive,
-                            input_text(reading.text, w.provider.screen),
-                            w.prompt_text(reading.text), hook_prompt)
+                box = input_text(reading.text, w.provider.screen)
+                seen = Seen(reading.screen.state, reading.alive, box,
+                            w.prompt_text(reading.text), hook_prompt,
+                            outside_box(reading.text, reading.cursor_y, box))
         every = self.policy.scaled(RETRY_EVERY)
         new, steps = step(d, seen, self.clock.wall(), every=every,
                           confirm_within=max(every, CONFIRM_AT_LEAST), poll=READ_EVERY)
@@ -154,6 +155,17 @@ class Deliveries:
                 self.items[d.id] = replace(d, next_at=at)
                 self.scheduler.at(at, DeliveryDue(d.id), key=f"delivery:{d.id}")
         self.persist()
+
+
+def outside_box(text: str, cursor_y: int | None, box: str) -> str:
+    """The screen without the input row (the cursor's row, or the row holding `box`): what is
+    there is on screen, not merely typed."""
+    rows = text.split("\n")
+    if cursor_y is not None and 0 <= cursor_y < len(rows):
+        return "\n".join(rows[:cursor_y] + rows[cursor_y + 1:])
+    if box:
+        return "\n".join(r for r in rows if box not in r)
+    return text
 
 
 def due(d: Delivery) -> float:

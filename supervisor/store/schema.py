@@ -140,7 +140,8 @@ INCIDENT_FIELDS: Mapping[str, Field] = {
     "reason": Field(string, True), "attempts": Field(count),
     "phase": Field(one_of(p.value for p in Phase)), "next_at": Field(optional(number)),
     "hold": Field(optional(string)), "renewals": Field(count),
-    "started_pid": Field(optional(integer)),
+    "started_pid": Field(optional(integer)), "reset_at": Field(optional(number)),
+    "limit_line": Field(optional(string)),
 }
 INCIDENT = record(INCIDENT_FIELDS)
 

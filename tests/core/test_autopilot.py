@@ -548,3 +548,31 @@ def test_a_busy_shell_holds_the_incident_and_tells_you() -> None:
     out = run.feed(RelaunchRefused("the bash in the pane is busy", busy=True), due + 0.1)
     assert badges(out) == [Badge.WAITING] and kinds(out, Notify)
     assert run.state.incident.phase is Phase.HOLD
+
+
+def test_a_limit_line_read_again_after_its_reset_is_history_and_the_agent_is_continued() -> None:
+    """A reset time is read once: at the wake the same line, read with the current time,
+    would roll over to tomorrow; it is the limit that was waited out, so the agent goes on."""
+    reset = dt.datetime.fromtimestamp(T0 + 600, dt.UTC)
+    limit = Classification(S.RATE_LIMIT, "limit reached · resets 2:16pm", reset_at=reset)
+    run = Run()
+    run.prompt()
+    due = run.wake_at(run.feed(WentQuiet(limit, 100), T0))
+    assert due >= T0 + 600 and run.state.incident.reset_at == T0 + 600
+    rolled = Classification(S.RATE_LIMIT, "limit reached · resets 2:16pm",
+                            reset_at=reset + dt.timedelta(days=1))   # the same line, re-read
+    out = run.feed(Tick(rolled, alive=True), due)
+    assert kinds(out, TypeText) == [TypeText(CONTINUE_MESSAGE, TextKind.CONTINUE)]
+    assert badges(out) == [Badge.CONTINUED]
+
+
+def test_a_new_limit_line_after_the_wake_starts_a_new_wait() -> None:
+    reset = dt.datetime.fromtimestamp(T0 + 600, dt.UTC)
+    run = Run()
+    run.prompt()
+    due = run.wake_at(run.feed(WentQuiet(Classification(
+        S.RATE_LIMIT, "limit reached · resets 2:16pm", reset_at=reset), 100), T0))
+    later = Classification(S.RATE_LIMIT, "weekly limit reached · resets Monday",
+                           reset_at=reset + dt.timedelta(days=3))
+    out = run.feed(Tick(later, alive=True), due)
+    assert not kinds(out, TypeText) and badges(out) == [Badge.SCHEDULED]

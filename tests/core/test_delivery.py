@@ -95,3 +95,21 @@ def test_a_text_taken_after_its_window_is_confirmed_not_typed_again() -> None:
     assert d.status is Status.PENDING                              # missed its window …
     d, out = step(d, Seen(S.IDLE, True, echoed=D.text), d.next_at)
     assert dos(out) == [Do.CONFIRMED] and d.status is Status.DELIVERED   # … but it was taken
+
+
+def test_an_agent_that_answers_at_once_confirms_without_a_busy_phase_and_gets_one_copy() -> None:
+    d = Delivery("m1", "t", "quick question", 0.0, next_at=0.0)
+    d, _ = step(d, Seen(S.IDLE, True), 0.0)
+    assert d.status is Status.TYPED
+    # at the next look the agent is idle again: no echo pattern, no busy phase — but the text
+    # is on screen above an empty box
+    shown = Seen(S.IDLE, True, "", "", None, "▸ quick question\n◇ done: quick question")
+    d2, out = step(d, shown, 1.0)
+    assert d2.status is Status.DELIVERED and [s.do for s in out] == [Do.CONFIRMED]
+
+
+def test_a_message_typed_before_and_on_screen_now_is_never_typed_again() -> None:
+    d = Delivery("m1", "t", "run the tests", 0.0, attempts=1, status=Status.PENDING,
+                 next_at=20.0, typed_at=1.0)
+    d2, out = step(d, Seen(S.IDLE, True, "", "", None, "> run the tests\n● ok"), 30.0)
+    assert d2.status is Status.DELIVERED and Do.TYPE not in [s.do for s in out]

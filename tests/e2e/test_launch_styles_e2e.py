@@ -9,6 +9,7 @@ and the ledger's rows.
 
 from __future__ import annotations
 
+import os
 import shlex
 import shutil
 import sys
@@ -298,3 +299,25 @@ def test_the_resume_command_is_typed_from_the_provider_file_and_the_session_id_o
         assert w.stop() == 0
     typed = next(line for line in tmux.screen(pane).splitlines() if "--resume" in line)
     assert typed.rstrip().endswith(f"{SCRIPT} --resume {sid}"), typed
+
+
+def test_a_message_to_an_agent_that_answers_at_once_is_typed_exactly_once(
+        tmux: TmuxServer, home: Path, tmp_path: Path) -> None:
+    """No busy phase is ever visible (`quick` answers at once): the message is confirmed from
+    its copy on screen, and never typed a second time."""
+    import subprocess
+
+    pane, _ = shell_pane(tmux, "bash", tmp_path)
+    w = watch(tmux)
+    try:
+        w.wait_for(f"{pane}: idle")
+        sent = subprocess.run([sys.executable, "-m", "pitcrew.supervisor", "send", pane,
+                               "quick"], env={**os.environ, "PITCREW_TMUX_SOCKET": tmux.name},
+                              capture_output=True, text=True, timeout=30)
+        assert sent.returncode == 0, sent.stdout + sent.stderr
+        w.wait_for("delivered", timeout=15)
+        time.sleep(5)                       # past three scaled 15 s retry intervals
+    finally:
+        assert w.stop() == 0
+    assert prompts(session_file(tmux)) == ["quick"]
+    assert tmux.screen(pane).count("» quick") == 1
