@@ -11,12 +11,11 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from pitcrew.supervisor.api.build import incident_note
-from pitcrew.supervisor.api.commands import ChangeState, parse
+from pitcrew.supervisor.api.commands import ChangeState, Command
 from pitcrew.supervisor.cli import claude_hooks
 from pitcrew.supervisor.core.errors import PitcrewError
 from pitcrew.supervisor.core.settings import Mode
@@ -89,12 +88,10 @@ def autopilot(args: argparse.Namespace) -> int:
     what = args.action
     if what in ("on", "off"):
         config_edit.set_value(ctx.paths.config_file, "autopilot", "enabled", what == "on")
-        record: dict[str, Any] = {"autopilot": "resume"}     # Off also clears any pause
-        if what == "on":
-            record["consent"] = "grant"   # turning Autopilot on grants the screen-read consent
-        _state_command(ctx, record)
+        # Off also clears any pause; turning Autopilot on grants the screen-read consent
+        _state_command(ctx, ChangeState(paused=False, consent=True if what == "on" else None))
     elif what in ("pause", "resume"):
-        _state_command(ctx, {"autopilot": what})
+        _state_command(ctx, ChangeState(paused=what == "pause"))
     ctx = load_context(args.tmux_socket)
     if getattr(args, "json", False):
         print(json.dumps(_status_json(ctx), indent=2))
@@ -148,26 +145,26 @@ def _status_json(ctx: AppContext) -> dict[str, Any]:
             "status": status_line(mode, off_for_launch), "pending": pending}
 
 
-def _state_command(ctx: AppContext, record: Mapping[str, Any], queue_only: bool = False) -> None:
-    """Hand a change to the running supervisor, or apply it to state.json when none runs.
+def _state_command(ctx: AppContext, command: Command, queue_only: bool = False) -> None:
+    """Hand a command to the running supervisor, or apply it to state.json when none runs.
 
-    `queue_only` changes (a message to send, a seat binding) need a supervisor to resolve
+    `queue_only` commands (a message to send, a seat binding) need a supervisor to resolve
     the terminal: they wait in the command spool for the next one to start.
     """
+    record = {**command.to_record(), "at": time.time()}
     if queue_only:
-        spool.append(ctx.paths.data_dir / "commands.jsonl", {**record, "at": time.time()})
+        spool.append(ctx.paths.data_dir / "commands.jsonl", record)
         return
     lock = lock_for(ctx)
     if lock.acquire("pitcrew autopilot") is None:
         try:
             snap = state_store.load(ctx.paths.state_file).snapshot
-            change = parse(record)
-            if isinstance(change, ChangeState):
-                state_store.save(ctx.paths.state_file, apply_change(snap, change))
+            if isinstance(command, ChangeState):
+                state_store.save(ctx.paths.state_file, apply_change(snap, command))
         finally:
             lock.release()
     else:
-        spool.append(ctx.paths.data_dir / "commands.jsonl", {**record, "at": time.time()})
+        spool.append(ctx.paths.data_dir / "commands.jsonl", record)
 
 
 # -- ledger --------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ import os
 import uuid
 
 from pitcrew.supervisor.adapters import checker_cli as checkers
+from pitcrew.supervisor.api.commands import Bind, ChangeState, Send
 from pitcrew.supervisor.cli.autopilot_cmds import _state_command
 from pitcrew.supervisor.core.errors import PitcrewError
 from pitcrew.supervisor.core.seats import parse_choice
@@ -45,10 +46,10 @@ def send(args: argparse.Namespace) -> int:
         key, shown = later, f"{args.terminal} (not there yet)"
     # "wait": the watcher keeps it until it sees the terminal (it may not have found a pane
     # this command just found, and --wait asked to wait for one)
-    delivery = {"id": uuid.uuid4().hex[:12], "terminal": key, "text": text, "wait": True}
-    _state_command(ctx, {"send": delivery}, queue_only=True)
+    send = Send(key, text, uuid.uuid4().hex[:12], wait=True)
+    _state_command(ctx, send, queue_only=True)
     print(f"Queued for {shown} ({key}): Pitcrew types it when the agent is ready "
-          f"(delivery {delivery['id']}).")
+          f"(delivery {send.id}).")
     return 0
 
 
@@ -61,7 +62,7 @@ def resolve_ref(ctx: AppContext, ref: str) -> str:
 def consent(args: argparse.Namespace) -> int:
     ctx = load_context(args.tmux_socket)
     if args.action in ("grant", "revoke"):
-        _state_command(ctx, {"consent": args.action})
+        _state_command(ctx, ChangeState(consent=args.action == "grant"))
     snap = state_store.load(ctx.paths.state_file).snapshot
     if snap.consent:
         print("Screen-read consent: granted. A stuck terminal's screen text (secrets removed) "
@@ -138,7 +139,7 @@ def seat(args: argparse.Namespace) -> int:
         key = resolve_ref(ctx, args.terminal)
     except NoSuchTerminal as exc:
         raise PitcrewError(str(exc)) from None
-    _state_command(ctx, {"bind": {"seat": args.seat, "terminal": key}}, queue_only=True)
+    _state_command(ctx, Bind(args.seat, key), queue_only=True)
     print(f"{args.terminal} ({key}) sits in seat {args.seat} (the running Pitcrew applies it "
           f"at once, or the next one to start).")
     return 0
@@ -170,6 +171,6 @@ def launch(args: argparse.Namespace) -> int:
         pane = tmux.new_session(session, argv, cwd)
     tmux.set_remain_on_exit(pane)
     key = f"{tmux.label}:{pane}"
-    _state_command(ctx, {"bind": {"seat": seat.name, "terminal": key}}, queue_only=True)
+    _state_command(ctx, Bind(seat.name, key), queue_only=True)
     print(f"Launched {provider.display_name} for seat {seat.name} in {session} ({pane}).")
     return 0

@@ -6,10 +6,10 @@ A delivery is typed only when the agent can take it: alive, at an empty input bo
 presses Enter only for text it typed itself, and confirms the delivery from what happens
 next: the agent leaves rest (works on it), its echo appears, or the CLI's hook reports the
 prompt, or a copy of the text appears on screen outside the input box (an agent that answers
-at once never shows a busy phase). An attempt that cannot type (agent busy, a draft, a dialog, a dead pane) or whose
-text was not taken within the retry interval is a failure; it is retried every 15 s, and the
-8th failure asks for a diagnosis (once; retries go on). A typed-but-unconfirmed text in the
-input box is sent with Enter alone — never typed twice.
+at once never shows a busy phase). An attempt that cannot type (agent busy, a draft, a
+dialog, a dead pane) or whose text was not taken within the retry interval is a failure; it
+is retried every 15 s, and the 8th failure asks for a diagnosis (once; retries go on). A
+typed-but-unconfirmed text in the input box is sent with Enter alone — never typed twice.
 
 Pure: `step` takes the delivery, what the screen shows, and the time, and returns the new
 delivery and what to do.
