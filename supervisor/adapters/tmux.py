@@ -291,6 +291,15 @@ class Tmux:
         """Press named keys (`Enter`, `Escape`, `C-c`)."""
         self._write("send-keys", "-t", pane_id, *keys)
 
+    def remains_on_exit(self, pane_id: str) -> bool | None:
+        """Whether the pane is kept when its process exits (the user's own setting, at any
+        level); None when the pane is gone."""
+        try:
+            result = self.run("display-message", "-p", "-t", pane_id, "#{remain-on-exit}")
+        except TmuxError:
+            return None
+        return result.stdout.strip() in ("on", "failed") if result.ok else None
+
     def set_remain_on_exit(self, pane_id: str, on: bool = True) -> None:
         """Keep the pane after its process exits, so the exit status can be read."""
         self._write("set-option", "-p", "-t", pane_id, "remain-on-exit", "on" if on else "off")

@@ -174,7 +174,9 @@ class Discovery:
         """The agent is the pane's own command: keep the pane when it exits, so a crash can
         be resumed in it (a normal exit closes it as tmux would have)."""
         try:
-            self.tmux.set_remain_on_exit(w.pane_id)
+            if self.tmux.remains_on_exit(w.pane_id) is False:   # the user keeps panes: leave it
+                self.tmux.set_remain_on_exit(w.pane_id)
+                w.kept_by_us = True
         except Exception as exc:  # the pane may be closing right now
             log.info("%s: cannot keep the pane on exit: %s", w.key, exc)
 

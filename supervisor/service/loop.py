@@ -188,7 +188,7 @@ class Supervisor:
     def close_dead_pane(self, w: Watched) -> bool:
         """Whether a pane Pitcrew kept on exit (the agent was its own command) now closes, as
         tmux would have closed it: after a normal exit, or with Autopilot off."""
-        if w.launch is None or w.launch.style is not LaunchStyle.PANE:
+        if w.launch is None or w.launch.style is not LaunchStyle.PANE or not w.kept_by_us:
             return False
         inc = w.state.incident
         return (self.autopilot.mode() is Mode.OFF or inc is None

@@ -80,7 +80,9 @@ class Relauncher:
         pane = self.tmux.pane(w.pane_id) or pane
         if ctx is None and not pane.dead and pane.current_command in SHELLS:
             return self._type(w, argv)
-        self.tmux.set_remain_on_exit(w.pane_id)
+        if not w.kept_by_us and self.tmux.remains_on_exit(w.pane_id) is False:
+            self.tmux.set_remain_on_exit(w.pane_id)
+            w.kept_by_us = True
         self.tmux.respawn(w.pane_id, argv, cwd=(ctx.cwd if ctx else "") or w.cwd, env=env,
                           kill=not pane.dead)
         new = self.tmux.pane(w.pane_id)

@@ -42,6 +42,7 @@ class Watched:
     last_cursor: int | None = None  # the cursor's line in `last_text`
     launch: LaunchContext | None = None   # how the agent was started (captured while it ran)
     relaunched_pid: int | None = None     # the pane's (or shell's) pid right after a relaunch
+    kept_by_us: bool = False      # Pitcrew set remain-on-exit on this pane (tmux would not)
     was_at_rest: bool = True      # at rest (idle or a draft) since the last task started
     input_prefix: str = ""        # the input row of an empty prompt (CLIs without `input`)
     typed_input: str = ""         # what the user has typed on that row so far

@@ -258,6 +258,9 @@ class RecordingTmux:
         self._call("send_keys", pane_id, *keys)
         self.keys.append((pane_id, keys))
 
+    def remains_on_exit(self, pane_id: str) -> bool | None:
+        return self.remain_on_exit.get(pane_id, False) if pane_id in self.panes else None
+
     def set_remain_on_exit(self, pane_id: str, on: bool = True) -> None:
         self._call("set_remain_on_exit", pane_id, on)
         self.remain_on_exit[pane_id] = on
