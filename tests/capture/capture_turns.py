@@ -32,7 +32,9 @@ def claude_started(c: cc.Claude) -> tuple[Session, Standin, str]:
                                        "ANTHROPIC_API_KEY": cc.KEY})
     s.wait(pane, "$ ", 10)
     s.type(pane, f"'{c.bin}'", enter=True)
-    scr = s.wait(pane, "trust this folder", 40)
+    s.wait(pane, "trust this folder", 40)
+    time.sleep(1.0)
+    scr = s.screen(pane)
     if "❯ No, exit" in scr:
         s.keys(pane, "Down")
         time.sleep(0.4)
