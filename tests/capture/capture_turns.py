@@ -54,11 +54,13 @@ def claude_turns() -> None:
     try:
         s.type(pane, "hello there", enter=True)
         s.wait(pane, lambda x: "Hello from the stand-in" in x and cc.idle(x), 60)
-        s.type(pane, "go on [[usage_limit]]", enter=True)
+        api.set_mode("usage_limit")   # (a marker would ride along: Claude merges the failed
+        s.type(pane, "go on", enter=True)   # turn's prompt into the next user message)
         s.wait(pane, lambda x: "limit" in x.lower() and cc.idle(x), 60)
         time.sleep(1.5)
         s.shot(pane, "turns_usage_limit_current", "rate_limit",
                "stand-in answered 429 with a usage-limit body", evidence="limit")
+        api.set_mode("normal")
         s.type(pane, "try again now", enter=True)
         s.wait(pane, lambda x: x.count("Hello from the stand-in") >= 2 and cc.idle(x), 60)
         time.sleep(1.5)
