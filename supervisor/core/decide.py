@@ -47,7 +47,6 @@ _SHELL_PROMPT = re.compile(r"^\s*(\(\S+\)\s*)?(\S+@[\w.-]+(:.*?)?\s*)?[$#%]\s*$"
 _PROMPT_OVER_TUI = re.compile(r"^\s*(\S+@[\w.-]+(:.*?)?\s*)?[$#%]\s*([─━═]{5,}.*)?$")
 _KILLED = re.compile(r"^\W*(Killed|Terminated)\s*$")
 _RETRYING = re.compile(r"retry(?:ing)?\b|attempt \d+\s*(?:/|of)\s*\d+|reconnecting", re.I)
-_MENU_ITEM = re.compile(r"^\d+[.)]\s")
 _NONE: frozenset[ScreenState] = frozenset()
 
 
@@ -242,17 +241,10 @@ def _width(text: str) -> int:
 
 
 def _is_echo(r: Read, i: int, input_at: int | None) -> bool:
-    """A submitted prompt's echo: a `turn` line; for a CLI that declares none but frames its
-    input box, an input-shaped line with text outside the frame (same prefix as the box)."""
+    """A submitted prompt's echo (a `turn` line other than the input line)."""
     if i == input_at:
         return False
-    if r.c.turn:
-        return r.c.turn.search(r.lines[i], r.fold(i)) is not None
-    if r.c.input_frame is None or _framed(r, i) or (input_at is not None and i > input_at):
-        return False
-    text = typed(r, i)
-    return bool(text) and not _MENU_ITEM.match(text) and not r.c.placeholders.search(
-        text, text.casefold())
+    return r.c.turn.search(r.lines[i], r.fold(i)) is not None
 
 
 def current_turn(r: Read, hits: list[Hit], input_at: int | None) -> list[Hit]:
@@ -315,6 +307,11 @@ def decide(r: Read, hits: list[Hit], input_at: int | None) -> tuple[ScreenState,
         return ScreenState.BUSY, running
     if draft_at is not None:
         below = [h for h in blocking if h.index >= draft_at]
+        menus = [h for h in blocking if h.state in _MENUS]
+        if (not below and menus and r.cursor_row is not None
+                and r.cursor_row != draft_at and r.chrome[0] <= r.cursor_row < len(r.lines)):
+            step(r.trace, "tmux's cursor is in a dialog drawn over the input box, not in it")
+            return most_urgent(menus)
         if not below:
             step(r.trace, f"unsent text in the input box at row {r.row(draft_at)}")
             return ScreenState.DRAFT, draft_at
