@@ -104,10 +104,14 @@ def scan(r: Read) -> list[Hit]:
     explaining = r.trace is not None
     for rank, i in enumerate(r.chrome):
         agent = i in prose
+        banner = bool(r.c.banners) and r.c.banners.search(r.lines[i], r.fold(i)) is not None
         skip = _NOT_FROM_TRANSCRIPT if agent and not explaining else _NONE
         for state, m in r.c.scan.states(r.lines[i], r.fold(i), skip):
             if agent and state in _NOT_FROM_TRANSCRIPT:
                 _fired(r, i, state, m.re.pattern, "transcript or code: not the CLI's own")
+                continue
+            if banner and state in _SOFT:
+                _fired(r, i, state, m.re.pattern, "a background notice, not the agent's turn")
                 continue
             _fired(r, i, state, m.re.pattern)
             hits.append(Hit(i, rank, state))
@@ -248,8 +252,7 @@ def _is_echo(r: Read, i: int, input_at: int | None) -> bool:
 
 
 def current_turn(r: Read, hits: list[Hit], input_at: int | None) -> list[Hit]:
-    """Drop what belongs to earlier turns: blocking messages above the newest prompt echo; a
-    connection error or crash above an empty input box when no prompt was sent on screen."""
+    """Drop what belongs to earlier turns: blocking messages above the newest prompt echo."""
     turns = [i for i in r.chrome if _is_echo(r, i, input_at)]
     if turns:
         start = max(turns)
@@ -259,16 +262,7 @@ def current_turn(r: Read, hits: list[Hit], input_at: int | None) -> list[Hit]:
             step(r.trace, f"the newest prompt is at row {r.row(start)}: "
                           f"{len(hits) - len(kept)} message(s) above it are from earlier turns")
         return kept
-    if (input_at is None or draft_line(r, input_at) is not None
-            or any(h.state is ScreenState.BUSY for h in hits)):
-        return hits   # (while busy, the busy line decides what above it is history)
-    if any(_is_echo(r, i, input_at) for i in r.nonblank if i < input_at):
-        return hits
-    kept = [h for h in hits if not (h.state in _SOFT and h.index < input_at)]
-    if len(kept) < len(hits):
-        step(r.trace, "no prompt was sent on screen and the input box is empty: "
-                      f"{len(hits) - len(kept)} connection/crash message(s) above it are old")
-    return kept
+    return hits
 
 
 # -- the state -----------------------------------------------------------------------------
