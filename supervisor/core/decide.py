@@ -104,12 +104,14 @@ def scan(r: Read) -> list[Hit]:
     explaining = r.trace is not None
     for rank, i in enumerate(r.chrome):
         agent = i in prose
-        banner = bool(r.c.banners) and r.c.banners.search(r.lines[i], r.fold(i)) is not None
+        banner: bool | None = None
         skip = _NOT_FROM_TRANSCRIPT if agent and not explaining else _NONE
         for state, m in r.c.scan.states(r.lines[i], r.fold(i), skip):
             if agent and state in _NOT_FROM_TRANSCRIPT:
                 _fired(r, i, state, m.re.pattern, "transcript or code: not the CLI's own")
                 continue
+            if state in _SOFT and banner is None:
+                banner = r.c.banners.search(r.lines[i], r.fold(i)) is not None
             if banner and state in _SOFT:
                 _fired(r, i, state, m.re.pattern, "a background notice, not the agent's turn")
                 continue
@@ -137,6 +139,10 @@ def _prose_lines(r: Read) -> set[int]:
         line = r.lines[i]
         if r.code[i]:
             prose.add(i)
+            continue
+        if i < first and not _ERROR_HEAD.match(line):
+            if NEW_MESSAGE.match(line):    # above the chrome only an error's head matters,
+                head_at = None             # and where another message starts
             continue
         low = r.fold(i)
         agent = r.c.transcript.search(line, low) is not None or (
