@@ -8,13 +8,13 @@ import unicodedata
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from pitcrew.supervisor.core.hits import BLOCK_SPAN, HOLDS, MENUS, Hit, most_urgent, newest
 from pitcrew.supervisor.core.screen import BLOCKING_PRIORITY, ScreenState
 from pitcrew.supervisor.core.screen_rules import CompiledRules
 
 if TYPE_CHECKING:
     from pitcrew.supervisor.core.classifier import _Trace
 
-BLOCK_SPAN = 8           # lines above the lowest blocking match that belong to the same dialog
 RETRY_SPAN = 3           # lines above a spinner that may carry the CLI's own retry notice
 MESSAGE_LINES = 4        # lines a hard-wrapped message may span
 ERROR_SPAN = 14          # lines an error object (e.g. pretty-printed JSON) may span
@@ -28,33 +28,17 @@ STACK_FRAME = re.compile(r"^\s+at \S|^\s+File \".*\", line \d+")
 # error's body, not the agent's prose.
 _ERROR_HEAD = re.compile(
     r"^\s*(?:[│┃⎿✕✗×■⚠❌]\s*)*(?:\[?API Error\b|Error:|ERROR:|\[ERROR\]|Model call failed)")
-_MENUS = frozenset({ScreenState.QUESTION, ScreenState.PICKER, ScreenState.UPGRADE_PROMPT})
-_HOLDS = frozenset({ScreenState.LOGIN_REQUIRED, ScreenState.RATE_LIMIT})
 _SOFT = frozenset({ScreenState.CONNECTION_LOST, ScreenState.CRASHED})
 _NOT_FROM_TRANSCRIPT = frozenset(
     {ScreenState.RATE_LIMIT, ScreenState.CONNECTION_LOST, ScreenState.CRASHED,
      ScreenState.CONTINUE_PROMPT}
 )
-_NOTICES = frozenset({ScreenState.LOGIN_REQUIRED, ScreenState.RATE_LIMIT,
-                      ScreenState.UPGRADE_PROMPT, ScreenState.CONTINUE_PROMPT})
-_EXPLAINED_BY: dict[ScreenState, frozenset[ScreenState]] = {
-    ScreenState.PICKER: _NOTICES | {ScreenState.QUESTION},
-    ScreenState.QUESTION: _NOTICES,
-    ScreenState.CRASHED: _HOLDS,
-}
 # A shell prompt on the last line: the agent is gone and its shell is back.
 _SHELL_PROMPT = re.compile(r"^\s*(\(\S+\)\s*)?(\S+@[\w.-]+(:.*?)?\s*)?[$#%]\s*$")
 _PROMPT_OVER_TUI = re.compile(r"^\s*(\S+@[\w.-]+(:.*?)?\s*)?[$#%]\s*([─━═]{5,}.*)?$")
 _KILLED = re.compile(r"^\W*(Killed|Terminated)\s*$")
 _RETRYING = re.compile(r"retry(?:ing)?\b|attempt \d+\s*(?:/|of)\s*\d+|reconnecting", re.I)
 _NONE: frozenset[ScreenState] = frozenset()
-
-
-@dataclass(frozen=True, slots=True)
-class Hit:
-    index: int        # line number in `Read.lines`
-    rank: int         # position among the non-blank chrome lines (spans count these)
-    state: ScreenState
 
 
 @dataclass(slots=True)
@@ -171,7 +155,7 @@ def gone(r: Read, hits: list[Hit], footer: str | None) -> tuple[ScreenState, int
     """The agent is gone: a crash, unless its last words name a limit or login (a hold)."""
     last_words = [h for h in hits
                   if h.state in BLOCKING_PRIORITY and h.rank >= len(r.chrome) - BLOCK_SPAN]
-    held = [h for h in last_words if h.state in _HOLDS]
+    held = [h for h in last_words if h.state in HOLDS]
     if held:
         return newest(held)
     if last_words:  # say why it died, in its own words
@@ -307,7 +291,7 @@ def decide(r: Read, hits: list[Hit], input_at: int | None) -> tuple[ScreenState,
         return ScreenState.BUSY, running
     if draft_at is not None:
         below = [h for h in blocking if h.index >= draft_at]
-        menus = [h for h in blocking if h.state in _MENUS]
+        menus = [h for h in blocking if h.state in MENUS]
         if (not below and menus and r.cursor_row is not None
                 and r.cursor_row != draft_at and r.chrome[0] <= r.cursor_row < len(r.lines)):
             step(r.trace, "tmux's cursor is in a dialog drawn over the input box, not in it")
@@ -378,34 +362,3 @@ def _turn_running(r: Read, hits: list[Hit], input_at: int | None) -> int | None:
     return after[-1]
 
 
-def newest(hits: list[Hit]) -> tuple[ScreenState, int]:
-    """The lowest hit; on one line, the most urgent state."""
-    lowest = max(h.index for h in hits)
-    best = min((h for h in hits if h.index == lowest),
-               key=lambda h: _urgency(h.state))
-    return best.state, best.index
-
-
-def _urgency(state: ScreenState) -> int:
-    return BLOCKING_PRIORITY.index(state) if state in BLOCKING_PRIORITY else len(BLOCKING_PRIORITY)
-
-
-def most_urgent(hits: list[Hit]) -> tuple[ScreenState, int]:
-    """The newest message — unless it is a menu or crash that a notice just above explains."""
-    state, index = newest(hits)
-    stronger = _EXPLAINED_BY.get(state)
-    rank = max(h.rank for h in hits if h.index == index)
-    if stronger:
-        near = [h for h in hits if h.state in stronger and rank - BLOCK_SPAN <= h.rank <= rank]
-        if near:
-            state, index = newest(near)  # the closest notice above explains the menu
-            rank = max(h.rank for h in hits if h.index == index)
-    if state in _MENUS:   # a menu reads from its first line
-        ranks = sorted((h.rank, h.index) for h in hits if h.state is state and h.rank <= rank)
-        top = ranks[-1]
-        for k, i in reversed(ranks[:-1]):
-            if top[0] - k > BLOCK_SPAN:
-                break
-            top = (k, i)
-        index = top[1]
-    return state, index
