@@ -2,7 +2,11 @@
 accuracy (overall, per provider, per origin), per-state precision and recall, a confusion
 matrix, and the calm screens (idle or busy) it called a stoppage (must be 0).
 
-    .venv/bin/python bench/classifier_report.py [--split tuning|heldout] [--wrong] [PROVIDER ...]
+    .venv/bin/python bench/classifier_report.py [--split tuning|heldout] [--wrong] [--before]
+                                                [PROVIDER ...]
+
+`--before` reads the same screens with the classifier and provider files as they were before
+issue #12 (commit 04979e3, from git), for a before/after comparison.
 
 `--wrong` lists the misread screens; do not use it on the held-out split to tune rules
 (tests/fixtures/screens/split.py explains why that split exists).
@@ -11,13 +15,50 @@ matrix, and the calm screens (idle or busy) it called a stoppage (must be 0).
 from __future__ import annotations
 
 import argparse
+import subprocess
 import sys
+import tempfile
+import types
+from collections.abc import Callable
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from pitcrew.supervisor.core.screen import Classification
+from pitcrew.supervisor.providers.loader import load_registry
 from tests.support.accuracy import STATES, Score, score
-from tests.support.screens import all_fixtures
+from tests.support.screens import FAKE_AGENT_DIR, Fixture, all_fixtures
+
+ROOT = Path(__file__).resolve().parent.parent
+BASELINE = "04979e3"
+
+
+def _git(*args: str) -> str:
+    return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True,
+                          check=True).stdout
+
+
+def before_runner() -> Callable[[Fixture], Classification]:
+    """The pre-#12 classifier with the pre-#12 provider files, as a fixture runner."""
+    module = types.ModuleType("classifier_before_12")
+    sys.modules[module.__name__] = module
+    exec(compile(_git("show", f"{BASELINE}:supervisor/core/classifier.py"),
+                 f"{BASELINE}:classifier.py", "exec"), module.__dict__)
+    folder = Path(tempfile.mkdtemp(prefix="pitcrew-providers-before-12-"))
+    for name in _git("ls-tree", "--name-only", f"{BASELINE}:resources/providers").split():
+        if name.endswith(".toml"):
+            (folder / name).write_text(_git("show", f"{BASELINE}:resources/providers/{name}"))
+    registry = load_registry(folder, FAKE_AGENT_DIR)
+
+    def run(fx: Fixture) -> Classification:
+        provider = registry.get(fx.provider)
+        rules = provider.screen if provider else registry.generic_screen
+        got: Classification = module.classify(fx.text, rules, fx.captured_at,
+                                              ZoneInfo(fx.timezone))
+        return got
+
+    return run
 
 
 def _pct(x: float) -> str:
@@ -61,13 +102,18 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--split", choices=("tuning", "heldout"))
     parser.add_argument("--wrong", action="store_true", help="list misread screens")
+    parser.add_argument("--before", action="store_true",
+                        help=f"use the classifier and provider files of {BASELINE}")
     parser.add_argument("providers", nargs="*")
     args = parser.parse_args(argv)
     fixtures = [f for f in all_fixtures()
                 if not args.providers or f.provider in args.providers]
+    runner = before_runner() if args.before else None
     for split in ("tuning", "heldout"):
         if args.split in (None, split):
-            report(split, score(f for f in fixtures if f.split == split), args.wrong)
+            part = [f for f in fixtures if f.split == split]
+            sc = score(part, runner) if runner else score(part)
+            report(split + (f" (classifier of {BASELINE})" if runner else ""), sc, args.wrong)
     return 0
 
 

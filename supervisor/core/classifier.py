@@ -15,8 +15,9 @@ state, so:
    prompt — except the body of the CLI's own error (the lines under an "API Error"/"Error:"
    head, e.g. a JSON error object).
 3. The current turn counts: a blocking message above the newest echo of a submitted prompt is
-   history; so is a connection error or crash above an empty input box when no prompt was sent
-   on screen (a startup banner); a stack trace above a live input box is transcript.
+   history; a stack trace above a live input box is transcript; a background notice (the
+   provider's `banners`: a startup check or update fetch that failed) is never a connection
+   error or crash of the agent.
 4. A busy indicator means the agent is working. Error text above it is history, except a
    "retrying" line at or just above the topmost busy line (the CLI reporting its own retries);
    anything drawn below the busy lines (a dialog) wins over busy.

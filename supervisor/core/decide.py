@@ -8,13 +8,13 @@ import unicodedata
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from pitcrew.supervisor.core.hits import BLOCK_SPAN, HOLDS, MENUS, Hit, most_urgent, newest
 from pitcrew.supervisor.core.screen import BLOCKING_PRIORITY, ScreenState
 from pitcrew.supervisor.core.screen_rules import CompiledRules
 
 if TYPE_CHECKING:
     from pitcrew.supervisor.core.classifier import _Trace
 
-BLOCK_SPAN = 8           # lines above the lowest blocking match that belong to the same dialog
 RETRY_SPAN = 3           # lines above a spinner that may carry the CLI's own retry notice
 MESSAGE_LINES = 4        # lines a hard-wrapped message may span
 ERROR_SPAN = 14          # lines an error object (e.g. pretty-printed JSON) may span
@@ -28,34 +28,17 @@ STACK_FRAME = re.compile(r"^\s+at \S|^\s+File \".*\", line \d+")
 # error's body, not the agent's prose.
 _ERROR_HEAD = re.compile(
     r"^\s*(?:[│┃⎿✕✗×■⚠❌]\s*)*(?:\[?API Error\b|Error:|ERROR:|\[ERROR\]|Model call failed)")
-_MENUS = frozenset({ScreenState.QUESTION, ScreenState.PICKER, ScreenState.UPGRADE_PROMPT})
-_HOLDS = frozenset({ScreenState.LOGIN_REQUIRED, ScreenState.RATE_LIMIT})
 _SOFT = frozenset({ScreenState.CONNECTION_LOST, ScreenState.CRASHED})
 _NOT_FROM_TRANSCRIPT = frozenset(
     {ScreenState.RATE_LIMIT, ScreenState.CONNECTION_LOST, ScreenState.CRASHED,
      ScreenState.CONTINUE_PROMPT}
 )
-_NOTICES = frozenset({ScreenState.LOGIN_REQUIRED, ScreenState.RATE_LIMIT,
-                      ScreenState.UPGRADE_PROMPT, ScreenState.CONTINUE_PROMPT})
-_EXPLAINED_BY: dict[ScreenState, frozenset[ScreenState]] = {
-    ScreenState.PICKER: _NOTICES | {ScreenState.QUESTION},
-    ScreenState.QUESTION: _NOTICES,
-    ScreenState.CRASHED: _HOLDS,
-}
 # A shell prompt on the last line: the agent is gone and its shell is back.
 _SHELL_PROMPT = re.compile(r"^\s*(\(\S+\)\s*)?(\S+@[\w.-]+(:.*?)?\s*)?[$#%]\s*$")
 _PROMPT_OVER_TUI = re.compile(r"^\s*(\S+@[\w.-]+(:.*?)?\s*)?[$#%]\s*([─━═]{5,}.*)?$")
 _KILLED = re.compile(r"^\W*(Killed|Terminated)\s*$")
 _RETRYING = re.compile(r"retry(?:ing)?\b|attempt \d+\s*(?:/|of)\s*\d+|reconnecting", re.I)
-_MENU_ITEM = re.compile(r"^\d+[.)]\s")
 _NONE: frozenset[ScreenState] = frozenset()
-
-
-@dataclass(frozen=True, slots=True)
-class Hit:
-    index: int        # line number in `Read.lines`
-    rank: int         # position among the non-blank chrome lines (spans count these)
-    state: ScreenState
 
 
 @dataclass(slots=True)
@@ -105,10 +88,16 @@ def scan(r: Read) -> list[Hit]:
     explaining = r.trace is not None
     for rank, i in enumerate(r.chrome):
         agent = i in prose
+        banner: bool | None = None
         skip = _NOT_FROM_TRANSCRIPT if agent and not explaining else _NONE
         for state, m in r.c.scan.states(r.lines[i], r.fold(i), skip):
             if agent and state in _NOT_FROM_TRANSCRIPT:
                 _fired(r, i, state, m.re.pattern, "transcript or code: not the CLI's own")
+                continue
+            if state in _SOFT and banner is None:
+                banner = r.c.banners.search(r.lines[i], r.fold(i)) is not None
+            if banner and state in _SOFT:
+                _fired(r, i, state, m.re.pattern, "a background notice, not the agent's turn")
                 continue
             _fired(r, i, state, m.re.pattern)
             hits.append(Hit(i, rank, state))
@@ -134,6 +123,10 @@ def _prose_lines(r: Read) -> set[int]:
         line = r.lines[i]
         if r.code[i]:
             prose.add(i)
+            continue
+        if i < first and not _ERROR_HEAD.match(line):
+            if NEW_MESSAGE.match(line):    # above the chrome only an error's head matters,
+                head_at = None             # and where another message starts
             continue
         low = r.fold(i)
         agent = r.c.transcript.search(line, low) is not None or (
@@ -162,7 +155,7 @@ def gone(r: Read, hits: list[Hit], footer: str | None) -> tuple[ScreenState, int
     """The agent is gone: a crash, unless its last words name a limit or login (a hold)."""
     last_words = [h for h in hits
                   if h.state in BLOCKING_PRIORITY and h.rank >= len(r.chrome) - BLOCK_SPAN]
-    held = [h for h in last_words if h.state in _HOLDS]
+    held = [h for h in last_words if h.state in HOLDS]
     if held:
         return newest(held)
     if last_words:  # say why it died, in its own words
@@ -242,22 +235,14 @@ def _width(text: str) -> int:
 
 
 def _is_echo(r: Read, i: int, input_at: int | None) -> bool:
-    """A submitted prompt's echo: a `turn` line; for a CLI that declares none but frames its
-    input box, an input-shaped line with text outside the frame (same prefix as the box)."""
+    """A submitted prompt's echo (a `turn` line other than the input line)."""
     if i == input_at:
         return False
-    if r.c.turn:
-        return r.c.turn.search(r.lines[i], r.fold(i)) is not None
-    if r.c.input_frame is None or _framed(r, i) or (input_at is not None and i > input_at):
-        return False
-    text = typed(r, i)
-    return bool(text) and not _MENU_ITEM.match(text) and not r.c.placeholders.search(
-        text, text.casefold())
+    return r.c.turn.search(r.lines[i], r.fold(i)) is not None
 
 
 def current_turn(r: Read, hits: list[Hit], input_at: int | None) -> list[Hit]:
-    """Drop what belongs to earlier turns: blocking messages above the newest prompt echo; a
-    connection error or crash above an empty input box when no prompt was sent on screen."""
+    """Drop what belongs to earlier turns: blocking messages above the newest prompt echo."""
     turns = [i for i in r.chrome if _is_echo(r, i, input_at)]
     if turns:
         start = max(turns)
@@ -267,16 +252,7 @@ def current_turn(r: Read, hits: list[Hit], input_at: int | None) -> list[Hit]:
             step(r.trace, f"the newest prompt is at row {r.row(start)}: "
                           f"{len(hits) - len(kept)} message(s) above it are from earlier turns")
         return kept
-    if (input_at is None or draft_line(r, input_at) is not None
-            or any(h.state is ScreenState.BUSY for h in hits)):
-        return hits   # (while busy, the busy line decides what above it is history)
-    if any(_is_echo(r, i, input_at) for i in r.nonblank if i < input_at):
-        return hits
-    kept = [h for h in hits if not (h.state in _SOFT and h.index < input_at)]
-    if len(kept) < len(hits):
-        step(r.trace, "no prompt was sent on screen and the input box is empty: "
-                      f"{len(hits) - len(kept)} connection/crash message(s) above it are old")
-    return kept
+    return hits
 
 
 # -- the state -----------------------------------------------------------------------------
@@ -315,6 +291,11 @@ def decide(r: Read, hits: list[Hit], input_at: int | None) -> tuple[ScreenState,
         return ScreenState.BUSY, running
     if draft_at is not None:
         below = [h for h in blocking if h.index >= draft_at]
+        menus = [h for h in blocking if h.state in MENUS]
+        if (not below and menus and r.cursor_row is not None
+                and r.cursor_row != draft_at and r.chrome[0] <= r.cursor_row < len(r.lines)):
+            step(r.trace, "tmux's cursor is in a dialog drawn over the input box, not in it")
+            return most_urgent(menus)
         if not below:
             step(r.trace, f"unsent text in the input box at row {r.row(draft_at)}")
             return ScreenState.DRAFT, draft_at
@@ -381,34 +362,3 @@ def _turn_running(r: Read, hits: list[Hit], input_at: int | None) -> int | None:
     return after[-1]
 
 
-def newest(hits: list[Hit]) -> tuple[ScreenState, int]:
-    """The lowest hit; on one line, the most urgent state."""
-    lowest = max(h.index for h in hits)
-    best = min((h for h in hits if h.index == lowest),
-               key=lambda h: _urgency(h.state))
-    return best.state, best.index
-
-
-def _urgency(state: ScreenState) -> int:
-    return BLOCKING_PRIORITY.index(state) if state in BLOCKING_PRIORITY else len(BLOCKING_PRIORITY)
-
-
-def most_urgent(hits: list[Hit]) -> tuple[ScreenState, int]:
-    """The newest message — unless it is a menu or crash that a notice just above explains."""
-    state, index = newest(hits)
-    stronger = _EXPLAINED_BY.get(state)
-    rank = max(h.rank for h in hits if h.index == index)
-    if stronger:
-        near = [h for h in hits if h.state in stronger and rank - BLOCK_SPAN <= h.rank <= rank]
-        if near:
-            state, index = newest(near)  # the closest notice above explains the menu
-            rank = max(h.rank for h in hits if h.index == index)
-    if state in _MENUS:   # a menu reads from its first line
-        ranks = sorted((h.rank, h.index) for h in hits if h.state is state and h.rank <= rank)
-        top = ranks[-1]
-        for k, i in reversed(ranks[:-1]):
-            if top[0] - k > BLOCK_SPAN:
-                break
-            top = (k, i)
-        index = top[1]
-    return state, index

@@ -34,6 +34,7 @@ class CompiledRules:
     turn: PatternSet
     turn_end: PatternSet
     overlay: PatternSet
+    banners: PatternSet        # background notices: never the turn's connection error or crash
     input_last: bool
 
 
@@ -71,5 +72,6 @@ def _compile(rules: ScreenRules) -> CompiledRules:
         turn=PatternSet(rules.turn),
         turn_end=PatternSet(rules.turn_end),
         overlay=PatternSet(rules.overlay),
+        banners=PatternSet(rules.banners),
         input_last=rules.input_last,
     )

@@ -365,6 +365,7 @@ def _screen(t: _Table, common: Mapping[str, Any], where: str) -> ScreenRules:
                                        if t.text("input_frame") else [])), None),
         continue_message=t.text("continue_message"),
         fallback=fallback,
+        banners=_regexes(t, "banners", t.strings("banners")),
     )
     for rx in screen.input:
         if "text" not in rx.groupindex:
@@ -389,6 +390,7 @@ def _screen(t: _Table, common: Mapping[str, Any], where: str) -> ScreenRules:
             continue_message=screen.continue_message,
             fallback={s: screen.fallback.get(s, ()) + base.fallback.get(s, ())
                       for s in screen.fallback.keys() | base.fallback.keys()},
+            banners=screen.banners + base.banners,
         )
     return screen
 

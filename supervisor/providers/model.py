@@ -143,6 +143,8 @@ class ScreenRules:
     a submitted prompt: a limit or error above the newest one belongs to an earlier turn.
     `turn_end`, for CLIs that show no spinner while streaming, matches the line closing a
     turn: output under the newest prompt with no such line yet means it is still answering.
+    `banners` match the CLI's background notices (a startup check, an update or plugin fetch
+    that failed): never a connection error or crash of the agent's turn.
     `fallback` holds weaker signals per state that decide only when the screen shows none of
     the CLI's chrome (no input box, status line or marker): a partial capture, a dead pane, a
     screen pasted into a bug report — e.g. a stack trace, an update notice asking to act.
@@ -161,6 +163,7 @@ class ScreenRules:
     overlay: tuple[re.Pattern[str], ...] = ()      # toasts drawn over a busy screen: they count
     continue_message: str | None = None
     fallback: Mapping[ScreenState, tuple[re.Pattern[str], ...]] = field(default_factory=dict)
+    banners: tuple[re.Pattern[str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

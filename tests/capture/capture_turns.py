@@ -32,7 +32,9 @@ def claude_started(c: cc.Claude) -> tuple[Session, Standin, str]:
                                        "ANTHROPIC_API_KEY": cc.KEY})
     s.wait(pane, "$ ", 10)
     s.type(pane, f"'{c.bin}'", enter=True)
-    scr = s.wait(pane, "trust this folder", 40)
+    s.wait(pane, "trust this folder", 40)
+    time.sleep(1.0)
+    scr = s.screen(pane)
     if "❯ No, exit" in scr:
         s.keys(pane, "Down")
         time.sleep(0.4)
@@ -52,11 +54,13 @@ def claude_turns() -> None:
     try:
         s.type(pane, "hello there", enter=True)
         s.wait(pane, lambda x: "Hello from the stand-in" in x and cc.idle(x), 60)
-        s.type(pane, "go on [[usage_limit]]", enter=True)
+        api.set_mode("usage_limit")   # (a marker would ride along: Claude merges the failed
+        s.type(pane, "go on", enter=True)   # turn's prompt into the next user message)
         s.wait(pane, lambda x: "limit" in x.lower() and cc.idle(x), 60)
         time.sleep(1.5)
         s.shot(pane, "turns_usage_limit_current", "rate_limit",
                "stand-in answered 429 with a usage-limit body", evidence="limit")
+        api.set_mode("normal")
         s.type(pane, "try again now", enter=True)
         s.wait(pane, lambda x: x.count("Hello from the stand-in") >= 2 and cc.idle(x), 60)
         time.sleep(1.5)

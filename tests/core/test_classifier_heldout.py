@@ -63,3 +63,17 @@ def test_every_state_is_recalled(name: str) -> None:
 def test_no_calm_screen_is_called_a_stoppage(name: str) -> None:
     calm = split(name).calm_called_stoppage()
     assert not calm, [(fx.id, got.state.value, got.evidence) for fx, got in calm]
+
+
+def test_the_report_prints_both_splits() -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, str(root / "bench" / "classifier_report.py")],
+                         capture_output=True, text=True, check=True, cwd=root).stdout
+    for name in ("tuning", "heldout"):
+        assert f"=== {name}: " in out
+    assert "confusion (rows: label, columns: classified)" in out
+    assert out.count("calm screens called a stoppage: 0") == 2
