@@ -79,7 +79,7 @@ def test_resuming_an_unknown_session_fails_like_the_real_clis(tmux: TmuxServer) 
     [
         ("limit resets 3pm (Europe/Paris)", "rate_limit"),
         ("login", "login_required"),
-        ("question", "picker"),          # a Yes/No menu: a choice among listed options
+        ("question", "question"),
         ("picker", "picker"),
         ("disconnect", "continue_prompt"),
         ("upgrade", "upgrade_prompt"),

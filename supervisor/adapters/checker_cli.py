@@ -44,9 +44,10 @@ from typing import IO
 from pitcrew.supervisor.core.checker_text import Answer, build_prompt, one_line, parse_answer
 from pitcrew.supervisor.core.classifier import classify
 from pitcrew.supervisor.core.redact import redact
+from pitcrew.supervisor.core.rules import ScreenRules
 from pitcrew.supervisor.core.screen import Classification, ScreenState
 from pitcrew.supervisor.providers.loader import Registry
-from pitcrew.supervisor.providers.model import CHECKER_CANDIDATES, Provider, ScreenRules
+from pitcrew.supervisor.providers.model import CHECKER_CANDIDATES, Provider
 
 log = logging.getLogger(__name__)
 

@@ -40,10 +40,11 @@ Reset times and retry delays are read from the deciding message first, then its 
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from pitcrew.supervisor.core import decide as _d
+from pitcrew.supervisor.core import screen_steps as _d
 from pitcrew.supervisor.core.reset_time import parse_reset
+from pitcrew.supervisor.core.rules import ScreenRules
 from pitcrew.supervisor.core.screen import BLOCKING_PRIORITY, Classification, ScreenState
 from pitcrew.supervisor.core.screen_rules import compiled
 from pitcrew.supervisor.core.screen_text import (
@@ -53,7 +54,7 @@ from pitcrew.supervisor.core.screen_text import (
     read_screen,
     visible_lines,
 )
-from pitcrew.supervisor.providers.model import ScreenRules
+from pitcrew.supervisor.core.screen_trace import Fired, Trace
 
 __all__ = [
     "MAX_LINES",
@@ -71,17 +72,6 @@ _WITH_RESET = frozenset(
     {ScreenState.RATE_LIMIT, ScreenState.CONNECTION_LOST, ScreenState.CONTINUE_PROMPT,
      ScreenState.BUSY, ScreenState.LOGIN_REQUIRED}
 )
-
-
-@dataclass(frozen=True, slots=True)
-class Fired:
-    """One rule that matched one screen line (`row`: 1-based, counted from the top)."""
-
-    row: int
-    state: str
-    pattern: str
-    text: str
-    note: str = ""     # why it did not count, when it did not
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,12 +96,6 @@ class Explanation:
         return "\n".join(out)
 
 
-@dataclass
-class _Trace:
-    fired: list[Fired] = field(default_factory=list)
-    steps: list[str] = field(default_factory=list)
-
-
 def classify(
     text: str, rules: ScreenRules, now: dt.datetime, local: dt.tzinfo,
     cursor: tuple[int, int] | None = None,
@@ -126,14 +110,14 @@ def explain(
     cursor: tuple[int, int] | None = None,
 ) -> Explanation:
     """`classify`, and which rule fired on which line and why the state won."""
-    trace = _Trace()
+    trace = Trace()
     result = _run(text, rules, now, local, cursor, trace)
     return Explanation(result, tuple(trace.fired), tuple(trace.steps))
 
 
 def _run(
     text: str, rules: ScreenRules, now: dt.datetime, local: dt.tzinfo,
-    cursor: tuple[int, int] | None, trace: _Trace | None,
+    cursor: tuple[int, int] | None, trace: Trace | None,
 ) -> Classification:
     c = compiled(rules)
     screen = read_screen(text, c.chrome_lines * 3)

@@ -10,8 +10,8 @@ import re
 from dataclasses import dataclass
 
 from pitcrew.supervisor.core.patterns import MarkerScan, PatternSet
+from pitcrew.supervisor.core.rules import ScreenRules
 from pitcrew.supervisor.core.screen import MARKER_STATES, ScreenState
-from pitcrew.supervisor.providers.model import ScreenRules
 
 _CACHE_SIZE = 256
 # Marker states in a fixed order, so a line's hits come out the same every time.

@@ -6,7 +6,7 @@ import enum
 from dataclasses import dataclass
 
 from pitcrew.supervisor.core.policy import DEFAULT_POLICY, RestartPolicy
-from pitcrew.supervisor.providers.model import Command
+from pitcrew.supervisor.core.rules import Command
 
 
 class Mode(enum.StrEnum):

@@ -19,18 +19,17 @@ from pathlib import Path
 from typing import Any
 
 from pitcrew.supervisor.core.errors import ConfigError
+from pitcrew.supervisor.core.rules import Command, ScreenRules
 from pitcrew.supervisor.core.screen import MARKER_STATES, ScreenState
 from pitcrew.supervisor.providers.model import (
     DEFAULT_SESSION_ID,
     PLACEHOLDERS,
     Checker,
-    Command,
     FieldRef,
     Launch,
     ProcessMatch,
     Provider,
     Resume,
-    ScreenRules,
     SessionStore,
     SqliteQuery,
 )

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pitcrew.supervisor.core.screen import ScreenState
+from pitcrew.supervisor.core.rules import Command, ScreenRules
 
 # The agent CLIs that may read another agent's screen as checkers (SPEC §3), in the order
 # used when the user chose none.
@@ -35,7 +35,6 @@ PLACEHOLDERS: Mapping[str, frozenset[str]] = {
          "cwd_urlencoded"}
     ),
 }
-MODEL_SPLICE = "{model_args}"
 # A session id as CLIs make them (uuids, ulids, hex, `ses_…`): letters, digits, . _ : -
 DEFAULT_SESSION_ID = r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}"
 
@@ -51,22 +50,6 @@ class ProcessMatch:
 
     names: tuple[str, ...]
     argv: tuple[re.Pattern[str], ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class Command:
-    """An argv template with `{placeholder}` fields."""
-
-    argv: tuple[str, ...]
-
-    def render(self, model_args: tuple[str, ...] = (), **values: str) -> tuple[str, ...]:
-        out: list[str] = []
-        for part in self.argv:
-            if part == MODEL_SPLICE:
-                out.extend(model_args)
-                continue
-            out.append(part.format_map(values) if "{" in part else part)
-        return tuple(out)
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,43 +110,6 @@ class SessionStore:
     @property
     def supported(self) -> bool:
         return self.glob is not None or self.sqlite is not None
-
-
-@dataclass(frozen=True, slots=True)
-class ScreenRules:
-    """What the CLI's own UI looks like, per state.
-
-    Patterns are case-insensitive regexes matched against the last `chrome_lines` non-blank
-    lines of the screen (the CLI's chrome: status line, dialogs, input box and the lines just
-    above it). `input` finds the input line and captures the typed text as group `text`
-    (when `input_frame` is set, only a line right under a line it matches counts);
-    `placeholders` match hint text shown in an empty input box. `transcript` matches lines of
-    the agent's own prose and tool output, which never count as a limit, connection error or
-    crash (an agent explaining a 429 handler is not rate-limited). `turn` matches the echo of
-    a submitted prompt: a limit or error above the newest one belongs to an earlier turn.
-    `turn_end`, for CLIs that show no spinner while streaming, matches the line closing a
-    turn: output under the newest prompt with no such line yet means it is still answering.
-    `banners` match the CLI's background notices (a startup check, an update or plugin fetch
-    that failed): never a connection error or crash of the agent's turn.
-    `fallback` holds weaker signals per state that decide only when the screen shows none of
-    the CLI's chrome (no input box, status line or marker): a partial capture, a dead pane, a
-    screen pasted into a bug report — e.g. a stack trace, an update notice asking to act.
-    """
-
-    chrome_lines: int = 15
-    markers: Mapping[ScreenState, tuple[re.Pattern[str], ...]] = field(default_factory=dict)
-    causes: Mapping[str, tuple[re.Pattern[str], ...]] = field(default_factory=dict)
-    input: tuple[re.Pattern[str], ...] = ()
-    input_frame: re.Pattern[str] | None = None     # the line right above the input line
-    placeholders: tuple[re.Pattern[str], ...] = ()
-    transcript: tuple[re.Pattern[str], ...] = ()   # the agent's own prose / tool output lines
-    turn: tuple[re.Pattern[str], ...] = ()         # a submitted prompt's echo: a new turn
-    turn_end: tuple[re.Pattern[str], ...] = ()     # the line a CLI prints when a turn is over
-    input_last: bool = False       # the prompt is only ever the last line (above: echoes)
-    overlay: tuple[re.Pattern[str], ...] = ()      # toasts drawn over a busy screen: they count
-    continue_message: str | None = None
-    fallback: Mapping[ScreenState, tuple[re.Pattern[str], ...]] = field(default_factory=dict)
-    banners: tuple[re.Pattern[str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,9 +32,9 @@ from pitcrew.supervisor.core.records import (
     WentQuiet,
 )
 from pitcrew.supervisor.core.recovery import CONTINUE_MESSAGE
+from pitcrew.supervisor.core.rules import Command
 from pitcrew.supervisor.core.screen import Classification, ScreenState
 from pitcrew.supervisor.core.settings import Context, Mode
-from pitcrew.supervisor.providers.model import Command
 
 S = ScreenState
 T0 = 1_800_000_000.0

@@ -24,9 +24,9 @@ from pitcrew.supervisor.core.records import (
     TypeText,
     WentQuiet,
 )
+from pitcrew.supervisor.core.rules import Command
 from pitcrew.supervisor.core.screen import Classification, ScreenState
 from pitcrew.supervisor.core.settings import Context, Mode
-from pitcrew.supervisor.providers.model import Command
 
 T0 = 1_800_000_000.0
 CTX = Context(resume_by_id=Command(("a", "--resume", "{session_id}")),

@@ -166,8 +166,8 @@ def test_exit_questions_and_pickers_are_left_alone(
     got = rows(home)
     assert {r.terminal.split(":")[-1] for r in got} == {asker, picker}   # /exit: no decision
     assert {r.badge.value for r in got} == {"Waiting on you"}
-    # fakeagent's "question" is a Yes/No menu: a choice among listed options is a picker
-    assert {r.reason for r in got} == {"picker on screen: left for you"}
+    assert {r.reason for r in got} == {"question on screen: left for you",
+                                       "picker on screen: left for you"}
     assert tmux.pane(quitter).dead_status == 0
     for pane, screen in before.items():
         assert tmux.screen(pane) == screen        # nothing was typed

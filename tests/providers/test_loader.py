@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from pitcrew import resources
+from pitcrew.supervisor.core.rules import Command
 from pitcrew.supervisor.providers.loader import load_registry
-from pitcrew.supervisor.providers.model import Command
 
 SHIPPED = resources.providers_dir()
 REQUIRED = {

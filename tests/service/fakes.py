@@ -64,7 +64,7 @@ def draft(text: str, before: str = IDLE) -> str:
     return before + text
 
 
-QUESTION = (BANNER + "fake> question\n╭─ Bash command ─────────────────╮\n"
+PERMISSION_MENU = (BANNER + "fake> question\n╭─ Bash command ─────────────────╮\n"
             "│ rm -rf build/                   │\n│ Do you want to proceed?         │\n"
             "│ ❯ 1. Yes                        │\n│   2. No                         │\n"
             "╰─────────────────────────────────╯")

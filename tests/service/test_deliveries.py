@@ -10,7 +10,7 @@ from pitcrew.supervisor.service.effects import ENTER_GAP
 from pitcrew.supervisor.service.events import DeliveryDue, PressEnter
 from tests.service.fakes import (
     IDLE,
-    QUESTION,
+    PERMISSION_MENU,
     T0,
     Rig,
     busy,
@@ -110,7 +110,7 @@ def test_a_message_to_a_draft_is_never_typed_and_retried_every_15s() -> None:
 
 def test_a_message_waits_out_a_question_then_goes_in_when_the_box_is_empty() -> None:
     rig = Rig()
-    rig.terminal(screen=QUESTION)
+    rig.terminal(screen=PERMISSION_MENU)
     d = rig.deliveries.queue("%1", "run the tests")
     assert d is not None
     rig.run_for(10.0, tick=0.5)
@@ -215,7 +215,7 @@ def test_postpone_holds_pending_messages_until_the_reset() -> None:
     import datetime as dt
 
     rig = Rig()
-    rig.terminal(screen=QUESTION)
+    rig.terminal(screen=PERMISSION_MENU)
     d = rig.deliveries.queue("%1", "run the tests")
     assert d is not None
     reset = dt.datetime.fromtimestamp(T0 + 3600, dt.UTC)

@@ -24,7 +24,7 @@ from tests.service.fakes import (
     CONTINUE,
     IDLE,
     LOGIN,
-    QUESTION,
+    PERMISSION_MENU,
     T0,
     Rig,
     busy,
@@ -59,7 +59,7 @@ def test_type_text_continues_in_place_at_a_connection_lost_prompt() -> None:
 
 @pytest.mark.parametrize("screen, shown", [
     (draft("my own unsent words"), "draft"),
-    (QUESTION, "picker"),                       # a numbered permission menu
+    (PERMISSION_MENU, "picker"),                       # a numbered permission menu
     (busy("refactor the parser"), "busy"),
     (LOGIN, "login_required"),
 ])

@@ -13,7 +13,7 @@ from tests.service.fakes import (
     IDLE,
     LIMIT,
     LOGIN,
-    QUESTION,
+    PERMISSION_MENU,
     T0,
     FakeClock,
     FakeScheduler,
@@ -57,7 +57,7 @@ def test_the_fake_agents_screens_classify_as_named() -> None:
     tmux, clock = RecordingTmux(), FakeClock()
     reader, w = make_reader(tmux, clock), make_watched()
     for text, state in ((IDLE, S.IDLE), (idle_after("x"), S.IDLE), (busy("x"), S.BUSY),
-                        (draft("x"), S.DRAFT), (QUESTION, S.PICKER), (LIMIT, S.RATE_LIMIT),
+                        (draft("x"), S.DRAFT), (PERMISSION_MENU, S.PICKER), (LIMIT, S.RATE_LIMIT),
                         (LOGIN, S.LOGIN_REQUIRED), (CONTINUE, S.CONTINUE_PROMPT),
                         (BANNER, S.UNKNOWN)):
         tmux.add("%1", screen=text)

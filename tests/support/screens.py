@@ -11,9 +11,9 @@ from zoneinfo import ZoneInfo
 
 from pitcrew import resources
 from pitcrew.supervisor.core.classifier import classify
+from pitcrew.supervisor.core.rules import ScreenRules
 from pitcrew.supervisor.core.screen import Classification
 from pitcrew.supervisor.providers.loader import Registry, load_registry
-from pitcrew.supervisor.providers.model import ScreenRules
 
 SCREENS = Path(__file__).resolve().parent.parent / "fixtures" / "screens"
 DEFAULT_AT = dt.datetime(2026, 11, 30, 14, 0, tzinfo=dt.UTC)

@@ -6,14 +6,11 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from pitcrew.supervisor.core.hits import BLOCK_SPAN, HOLDS, MENUS, Hit, most_urgent, newest
 from pitcrew.supervisor.core.screen import BLOCKING_PRIORITY, ScreenState
 from pitcrew.supervisor.core.screen_rules import CompiledRules
-
-if TYPE_CHECKING:
-    from pitcrew.supervisor.core.classifier import _Trace
+from pitcrew.supervisor.core.screen_trace import Fired, Trace
 
 RETRY_SPAN = 3           # lines above a spinner that may carry the CLI's own retry notice
 MESSAGE_LINES = 4        # lines a hard-wrapped message may span
@@ -50,7 +47,7 @@ class Read:
     chrome: list[int]
     nonblank: list[int]
     c: CompiledRules
-    trace: _Trace | None
+    trace: Trace | None
     top: int                  # row of lines[0] from the top of the captured text
     cursor_row: int | None    # tmux's cursor row as an index into `lines`
     cursor_x: int | None
@@ -68,13 +65,12 @@ class Read:
         return self.top + i + 1
 
 
-def step(trace: _Trace | None, message: str) -> None:
+def step(trace: Trace | None, message: str) -> None:
     if trace is not None:
         trace.steps.append(message)
 
 
 def _fired(r: Read, i: int, state: ScreenState, pattern: str, note: str = "") -> None:
-    from pitcrew.supervisor.core.classifier import Fired
 
     if r.trace is not None:
         r.trace.fired.append(Fired(r.row(i), state.value, pattern, r.lines[i].strip()[:160], note))
