@@ -142,6 +142,10 @@ def _on_exit(plan: recovery.Plan, obs: ProcessExited) -> None:
         return
     if _normal_exit(obs):
         _health(plan, HealthEvent.FINISHED)
+        if state.task is not None:   # every exit mid-task leaves a row, even a wanted one
+            why = "you stopped it (^C)" if obs.interrupted else recovery.exit_reason(obs)
+            plan.record(Badge.SKIPPED, f"the agent stopped normally mid-task ({why}): "
+                        "nothing to resume", obs.screen, trigger="process exited")
         plan.state = replace(plan.state, task=None)
         return
     _health(plan, HealthEvent.SEEN_DEAD)

@@ -168,7 +168,8 @@ def test_normal_exits_are_left_alone(status, sig) -> None:
     run = Run()
     run.prompt()
     out = run.feed(ProcessExited(0, status=status, signal=sig), T0 + 50)
-    assert out == ()
+    assert badges(out) == [Badge.SKIPPED] and len(out) == 1      # recorded, nothing done
+    assert "stopped normally" in kinds(out, Record)[0].decision.reason
     assert run.state.incident is None and run.state.task is None
 
 
@@ -526,7 +527,9 @@ def test_a_ctrl_c_with_no_readable_status_is_a_normal_stop() -> None:
     run = Run()
     run.prompt()
     out = run.feed(ProcessExited(0, screen=screen(S.CRASHED), interrupted=True), T0 + 5)
-    assert out == () and run.state.incident is None and run.state.task is None
+    assert badges(out) == [Badge.SKIPPED] and "you stopped it (^C)" in kinds(
+        out, Record)[0].decision.reason
+    assert run.state.incident is None and run.state.task is None
 
 
 def test_superseded_closes_the_incident_with_a_skipped_row() -> None:

@@ -39,6 +39,17 @@ def crashed_and_waiting(tmux: TmuxServer, home: Path, pane: str) -> None:
                            for r in rows(home)) or _waiting(home), 10)
 
 
+def killed_during_the_backoff(tmux: TmuxServer, home: Path, pane: str) -> None:
+    """The agent crashes mid-task, and Pitcrew is `kill -9`'d during the 5 s wait."""
+    w = watch(tmux, scale="1")
+    try:
+        w.wait_for(f"{pane}: idle")
+        crashed_and_waiting(tmux, home, pane)
+    finally:
+        w.proc.kill()
+        w.proc.wait()
+
+
 def _waiting(home: Path) -> bool:
     import json
 
@@ -79,14 +90,8 @@ def test_a_restarted_tmux_server_that_reuses_the_pane_id_gets_nothing_typed(
 def test_an_agent_restarted_by_hand_while_pitcrew_was_down_is_left_alone(
         tmux: TmuxServer, home: Path, tmp_path: Path) -> None:
     pane, shell_pid = shell_pane(tmux, "bash", tmp_path)
-    w = watch(tmux, scale="1")
-    try:
-        w.wait_for(f"{pane}: idle")
-        crashed_and_waiting(tmux, home, pane)
-        old = session_file(tmux)
-    finally:
-        w.proc.kill()                        # kill -9 during the backoff
-        w.proc.wait()
+    killed_during_the_backoff(tmux, home, pane)
+    old = session_file(tmux)
     tmux.type(pane, "toyagent")              # the user starts a new session by hand
     tmux.wait_for_text(pane, "▸")
     w = watch(tmux, scale="1")
@@ -107,14 +112,8 @@ def test_an_agent_restarted_by_hand_while_pitcrew_was_down_is_left_alone(
 def test_a_shell_agent_whose_pitcrew_was_killed_during_the_backoff_is_resumed_once(
         tmux: TmuxServer, home: Path, tmp_path: Path) -> None:
     pane, shell_pid = shell_pane(tmux, "bash", tmp_path)
-    w = watch(tmux, scale="1")
-    try:
-        w.wait_for(f"{pane}: idle")
-        crashed_and_waiting(tmux, home, pane)
-        sid = session_file(tmux).stem
-    finally:
-        w.proc.kill()                        # kill -9 during the backoff
-        w.proc.wait()
+    killed_during_the_backoff(tmux, home, pane)
+    sid = session_file(tmux).stem
     w = watch(tmux, scale="1")
     try:
         w.wait_for("picking up the open incident", timeout=10)

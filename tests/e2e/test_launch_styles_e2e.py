@@ -20,15 +20,13 @@ import psutil
 import pytest
 
 from pitcrew.supervisor.core.recovery import CONTINUE_MESSAGE
-from tests.e2e.test_autopilot_e2e import badges, rows, wait_badges
-from tests.support.proc import Running
+from tests.e2e.test_autopilot_e2e import badges, rows, wait_badges, watch
 from tests.support.tmux_server import TmuxServer
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.e2e
 TOY_DIR = Path(__file__).resolve().parents[1] / "toy_cli"
 SCRIPT = TOY_DIR / "toyagent"
-SCALE = "0.1"
 SHELLS = [s for s in ("bash", "sh", "zsh") if shutil.which(s)]
 
 
@@ -45,13 +43,6 @@ def configure(pitcrew_home: Path) -> Path:
     providers.mkdir(exist_ok=True)
     shutil.copy(TOY_DIR / "toyagent.toml", providers / "toyagent.toml")
     return pitcrew_home
-
-
-def watch(tmux: TmuxServer, scale: str = SCALE) -> Running:
-    w = Running(["watch"], env={"PITCREW_TMUX_SOCKET": tmux.name,
-                                "PITCREW_TEST_TIME_SCALE": scale})
-    w.wait_for("Autopilot: Watching.")
-    return w
 
 
 def toy_home(tmux: TmuxServer) -> Path:
