@@ -74,9 +74,10 @@ class AutopilotService:
         before = w.state
         w.state, actions = decide(w.state, obs, self.clock.wall(), self.context_for(w),
                                   self.rng)
-        self.run(w, actions)
         if w.state != before:
-            self.persist()
+            self.persist()    # first: a decision is on disk before anything acts on it, so a
+            # crash in between never repeats a resume nor loses an incident
+        self.run(w, actions)
         if actions or w.state != before:
             self.changed()
         return actions

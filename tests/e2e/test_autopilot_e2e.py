@@ -163,8 +163,11 @@ def test_exit_questions_and_pickers_are_left_alone(
         w.wait_for(f"{quitter}: ")
     finally:
         w.stop()
-    got = rows(home)
-    assert {r.terminal.split(":")[-1] for r in got} == {asker, picker}   # /exit: no decision
+    quit_rows = [r for r in rows(home) if r.terminal.endswith(f":{quitter}")]
+    assert all(r.badge.value == "Skipped" and "stopped normally" in r.reason
+               for r in quit_rows)                # /exit: at most a row saying so
+    got = [r for r in rows(home) if r not in quit_rows]
+    assert {r.terminal.split(":")[-1] for r in got} == {asker, picker}
     assert {r.badge.value for r in got} == {"Waiting on you"}
     assert {r.reason for r in got} == {"question on screen: left for you",
                                        "picker on screen: left for you"}

@@ -93,7 +93,7 @@ def test_an_agent_restarted_by_hand_while_pitcrew_was_down_is_left_alone(
     killed_during_the_backoff(tmux, home, pane)
     old = session_file(tmux)
     tmux.type(pane, "toyagent")              # the user starts a new session by hand
-    tmux.wait_for_text(pane, "▸")
+    wait_until(lambda: tmux.screen(pane).count("toyagent 0.3.1 ·") == 2, 10)
     w = watch(tmux, scale="1")
     try:
         w.wait_for("started again by hand", timeout=10)
