@@ -168,6 +168,7 @@ class Badge(enum.StrEnum):
     SCHEDULED = "Scheduled"          # ours: a resume set for a limit's reset time
     SKIPPED = "Skipped"              # ours: looked, and rightly did nothing
     DIAGNOSED = "Diagnosed"          # ours: a checker (or the local classifier) read a screen
+    TYPED = "Typed"                  # ours: a queued message was typed (never again: its id)
 
 
 @dataclass(frozen=True, slots=True)

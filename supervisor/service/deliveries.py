@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, replace
 from typing import Any
 
@@ -60,7 +60,8 @@ def load(saved: object) -> dict[str, Delivery]:
 class Deliveries:
     def __init__(self, watched: Mapping[str, Watched], reader: Reader, effects: Effects,
                  scheduler: Scheduler, clock: Clock, persist: Persist, policy: RestartPolicy,
-                 saved: Iterable[Delivery] = ()) -> None:
+                 saved: Iterable[Delivery] = (),
+                 typed_before: Callable[[str], bool] = lambda delivery_id: False) -> None:
         self.watched = watched
         self.reader = reader
         self.effects = effects
@@ -69,6 +70,7 @@ class Deliveries:
         self.persist = persist
         self.policy = policy
         self.items: dict[str, Delivery] = {d.id: d for d in saved}
+        self.typed_before = typed_before     # the ledger's word: this id was typed already
 
     def to_json(self) -> list[dict[str, Any]]:
         done = [d for d in self.items.values() if d.status is Status.DELIVERED]
@@ -94,6 +96,9 @@ class Deliveries:
         did = delivery_id or uuid.uuid4().hex[:12]
         if did in self.items:
             return self.items[did]                 # the same request twice: queued once
+        if delivery_id is not None and self.typed_before(did):
+            log.info("%s: message %s was typed already (the ledger says so): not again", key, did)
+            return None
         now = self.clock.wall()
         d = Delivery(did, key, text, now, kind=kind, next_at=now)
         self.items[did] = d

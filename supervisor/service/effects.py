@@ -163,6 +163,10 @@ class Effects:
             self.scheduler.at(s.at, DeliveryDue(d.id), key=f"delivery:{d.id}")
         elif s.do is Do.TYPE and w is not None:
             self.type_line(w, d.text, f"a queued {d.kind}")
+            # the append-only ledger outlives state.json: a replayed command never types twice
+            self.ledger.append(Decision(
+                Badge.TYPED, self.clock.wall(), w.state.terminal, w.state.agent, d.text[:200],
+                w.state.project, d.kind, f"typed a queued {d.kind}", 0, {"delivery_id": d.id}))
         elif s.do is Do.ENTER and w is not None:
             self.tmux.send_keys(w.pane_id, "Enter")
             log.info("%s: pressed Enter on the %s Pitcrew typed", d.terminal, d.kind)

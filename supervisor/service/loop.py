@@ -127,6 +127,7 @@ class Supervisor:
         self.controls: dict[str, ControlClient] = {}
         self.exits = ExitWatcher(self.post)
         self.server_ident: str | None = None     # "<pid>@<start time>" of the tmux server
+        self._typed_ids: set[str] | None = None
         self._server_was_gone = False
         self._wire(off_for_launch=env.get("PITCREW_AUTOPILOT", "").strip().lower() == "off")
         # commands queued while no supervisor ran (`pitcrew send`, `seat bind`, `launch`) are
@@ -154,7 +155,8 @@ class Supervisor:
         self.relauncher.type_line = self.effects.type_line
         self.deliveries = Deliveries(self.watched, self.reader, self.effects, self.scheduler,
                                      clock, book.save, self.policy,
-                                     delivery_store.load(book.extra("deliveries")).values())
+                                     delivery_store.load(book.extra("deliveries")).values(),
+                                     self.typed_before)
         self.seats = SeatBook(lambda: config().seats, app.registry, self.tmux, clock,
                               self.ledger, self.gate, book.save,
                               lambda key, text: self.deliveries.queue(key, text, kind="brief"),
@@ -184,6 +186,13 @@ class Supervisor:
                                    self.observer.gone_while_confirming)
         self.inbox = Inbox(self.watched, lambda: self.tmux.label, clock, self.settings, book,
                            self.autopilot, self.deliveries, self.seats, self.changed)
+
+    def typed_before(self, delivery_id: str) -> bool:
+        """Whether the ledger shows this message typed (read once: replays happen at start)."""
+        if self._typed_ids is None:
+            self._typed_ids = {str(d.readings.get("delivery_id")) for d in self.ledger.tail(5000)
+                               if d.badge is Badge.TYPED}
+        return delivery_id in self._typed_ids
 
     def close_dead_pane(self, w: Watched) -> bool:
         """Whether a pane Pitcrew kept on exit (the agent was its own command) now closes, as

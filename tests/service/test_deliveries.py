@@ -232,3 +232,20 @@ def test_resolve_terminal_by_key_pane_id_or_target() -> None:
     assert resolve_terminal("%3", watched) == "test:%3"
     assert resolve_terminal("work:%3", watched) == "test:%3"
     assert resolve_terminal("%4", watched) is None
+
+
+def test_a_message_the_ledger_shows_typed_is_never_typed_again_after_state_is_lost() -> None:
+    """state.json was lost: the command spool replays `pitcrew send`; the append-only ledger
+    says that id was typed already."""
+    first = Rig()
+    first.terminal()
+    d = first.deliveries.queue("%1", "run the tests", delivery_id="m-42")
+    assert d is not None and first.tmux.typed_into("%1") == ["run the tests"]
+    [row] = [r for r in first.ledger.rows if r.badge.value == "Typed"]
+    assert row.readings == {"delivery_id": "m-42"}
+    again = Rig()                                   # a restart with no state.json
+    again.terminal()
+    typed = {str(r.readings.get("delivery_id")) for r in first.ledger.rows}
+    again.deliveries.typed_before = typed.__contains__
+    assert again.deliveries.queue("%1", "run the tests", delivery_id="m-42") is None
+    assert again.tmux.typed == []
