@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import time
 
 
 def local_zone() -> dt.tzinfo:
@@ -17,3 +18,13 @@ def local_zone() -> dt.tzinfo:
 
 def now_utc() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
+
+
+class SystemClock:
+    """The service layer's `Clock` port: wall time for decisions, monotonic for throttles."""
+
+    def wall(self) -> float:
+        return time.time()
+
+    def mono(self) -> float:
+        return time.monotonic()

@@ -15,7 +15,6 @@ import logging
 import os
 import queue
 import threading
-import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -23,7 +22,7 @@ from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.schedulers.base import BaseScheduler
 
 from pitcrew.supervisor.adapters import processes
-from pitcrew.supervisor.adapters.clock import local_zone
+from pitcrew.supervisor.adapters.clock import SystemClock, local_zone
 from pitcrew.supervisor.adapters.control import ControlClient
 from pitcrew.supervisor.adapters.exits import ExitWatcher
 from pitcrew.supervisor.adapters.notifier import Gate
@@ -58,6 +57,7 @@ from pitcrew.supervisor.service.events import (
     Topology,
     Wakeup,
 )
+from pitcrew.supervisor.service.identity import ServerWatch
 from pitcrew.supervisor.service.inbox import Inbox
 from pitcrew.supervisor.service.observing import AT_REST, Observer
 from pitcrew.supervisor.service.reading import Reader
@@ -82,14 +82,6 @@ REPUBLISH_EVERY = 5.0   # … and one anyway now and then ("3 min ago" moves on)
 COMMAND_MAX_AGE = 3600.0  # seconds: older queued commands are not replayed by a first start
 
 __all__ = ["Stop", "Supervisor"]
-
-
-class SystemClock:
-    def wall(self) -> float:
-        return time.time()
-
-    def mono(self) -> float:
-        return time.monotonic()
 
 
 class Supervisor:
@@ -126,9 +118,8 @@ class Supervisor:
         self.view_cache = ViewCache()
         self.controls: dict[str, ControlClient] = {}
         self.exits = ExitWatcher(self.post)
-        self.server_ident: str | None = None     # "<pid>@<start time>" of the tmux server
+        self.servers = ServerWatch(self.tmux)
         self._typed_ids: set[str] | None = None
-        self._server_was_gone = False
         self._wire(off_for_launch=env.get("PITCREW_AUTOPILOT", "").strip().lower() == "off")
         # commands queued while no supervisor ran (`pitcrew send`, `seat bind`, `launch`) are
         # for the next one: the first ever reads the spool from its start, skipping anything
@@ -181,7 +172,7 @@ class Supervisor:
         self.launches = launch_store.load(book.extra("launch"))
         self.discovery = Discovery(self.tmux, clock, self.watched, self.active_providers,
                                    self.exits, self.autopilot.feed, book.saved,
-                                   self.launches.get, lambda: self.server_ident,
+                                   self.launches.get, lambda: self.servers.ident,
                                    self.sync_sessions, self.changed,
                                    self.observer.gone_while_confirming)
         self.inbox = Inbox(self.watched, lambda: self.tmux.label, clock, self.settings, book,
@@ -253,23 +244,8 @@ class Supervisor:
         self.book.save()
 
     def rescan(self) -> None:
-        self.refresh_server()
+        self.servers.refresh()
         self.discovery.rescan()
-
-    def refresh_server(self) -> None:
-        """Which tmux server runs on the socket now; say when it went away or came back."""
-        found = self.tmux.server_identity()
-        ident = f"{found.pid}@{found.started}" if found is not None else None
-        if ident == self.server_ident:
-            return
-        if ident is None:
-            log.warning("the tmux server %s went away; watching for it to come back",
-                        self.server)
-        elif self.server_ident is not None or self._server_was_gone:
-            log.info("a tmux server is running on %s again (a new server: pid %d)",
-                     self.server, found.pid if found else 0)
-        self._server_was_gone = ident is None
-        self.server_ident = ident
 
     # -- the loop -------------------------------------------------------------------------
 
@@ -377,7 +353,7 @@ class Supervisor:
         w = self.watched.get(key)
         if w is None:
             return
-        if (why := self.identity_changed(w)) is not None:
+        if (why := self.servers.changed_for(w, processes.is_alive)) is not None:
             self.autopilot.feed(w, Superseded(why))
             return
         reading = self.reader.read(w)
@@ -385,18 +361,6 @@ class Supervisor:
         active = None if inc is None else w.last_output_wall > inc.opened_at + 0.5
         self.autopilot.feed(w, Tick(reading.screen, reading.alive if reading.screen else False,
                                     active))
-
-    def identity_changed(self, w: Watched) -> str | None:
-        """Before acting on an earlier decision: is it still the same agent's terminal?"""
-        self.refresh_server()
-        if w.state.server and self.server_ident and w.state.server != self.server_ident:
-            return "the tmux server was restarted; this pane id now belongs to a different pane"
-        ctx = w.launch
-        if (w.agent_pid is None and ctx is not None and ctx.style is LaunchStyle.SHELL
-                and ctx.shell_pid is not None
-                and not processes.is_alive(ctx.shell_pid, ctx.shell_started)):
-            return "the shell the agent was started from is gone"
-        return None
 
     def housekeeping(self) -> None:
         mono = self.clock.mono()
