@@ -131,8 +131,11 @@ def start_watch(fleet: Fleet, home: Path, autopilot: bool) -> subprocess.Popen[s
                             bufsize=1)
 
 
-def wait_line(proc: subprocess.Popen[str], needle: str, timeout: float) -> float | None:
-    """Read the watcher's output until `needle`; returns the monotonic time it was seen."""
+def wait_line(proc: subprocess.Popen[str], needle: str | tuple[str, ...],
+              timeout: float) -> float | None:
+    """Read the watcher's output until `needle` (or one of them); returns the monotonic time
+    it was seen."""
+    needles = (needle,) if isinstance(needle, str) else needle
     assert proc.stdout is not None
     deadline = time.monotonic() + timeout
     os.set_blocking(proc.stdout.fileno(), True)
@@ -140,7 +143,7 @@ def wait_line(proc: subprocess.Popen[str], needle: str, timeout: float) -> float
         line = proc.stdout.readline()
         if not line:
             return None
-        if needle in line:
+        if any(n in line for n in needles):
             return time.monotonic()
     return None
 
@@ -188,7 +191,7 @@ def latency(root: Path) -> tuple[float | None, float | None]:
         killed = time.monotonic()
         os.kill(info.pid, signal.SIGKILL)          # the agent is the pane's own process
         noticed = wait_line(proc, "exited (status", 10)
-        resumed = wait_line(proc, "relaunched", 30)
+        resumed = wait_line(proc, ("respawned the pane", "typed the resume command"), 30)
         proc.send_signal(signal.SIGTERM)
         proc.wait(20)
         return ((noticed - killed) if noticed else None,
