@@ -290,6 +290,7 @@ class Supervisor:
                 state.project, inc.trigger, "did not act: the pane is gone (closed, or the "
                 "tmux server restarted); the incident is closed", inc.attempts, {}))
             log.info("%s: closed the incident of a pane that is gone", key)
+            self.launches.pop(key, None)
             self.book.forget(key)
 
     def launch_json(self) -> dict[str, Any]:
