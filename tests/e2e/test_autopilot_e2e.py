@@ -288,3 +288,28 @@ def test_a_task_already_running_when_pitcrew_starts_is_not_quiet_at_once(
         w.stop()
     assert not w.saw("diagnosed")
     assert badges(home) == []
+
+
+def test_a_limit_that_resets_at_a_clock_time_is_continued_after_the_reset_not_a_day_later(
+    tmux: TmuxServer, home: Path, tmp_path: Path
+) -> None:
+    """The real clock, a reset a minute or two ahead: at the wake the same limit line is still
+    on screen; read again with the current time it would name tomorrow — it is the limit
+    that was waited out, so the agent is asked to continue (once), after the reset."""
+    pane = start_agent(tmux, tmp_path)
+    now = dt.datetime.now().astimezone()
+    reset = (now + dt.timedelta(seconds=90)).replace(second=0, microsecond=0)
+    w = watch(tmux)                     # margins scaled: the reset itself is the real clock
+    try:
+        w.wait_for(f"{pane}: idle")
+        tmux.type(pane, f"limit resets {reset:%H:%M}")
+        scheduled = wait_badges(home, "Diagnosed", "Scheduled")[1]
+        assert dt.datetime.fromisoformat(scheduled.readings["reset_at"]) == reset
+        continued = wait_badges(home, "Diagnosed", "Scheduled", "Continued", timeout=200)[2]
+        time.sleep(2)
+    finally:
+        w.stop()
+    assert continued.at >= reset.timestamp(), "not before the reset"
+    assert continued.at < reset.timestamp() + 60, "and not a day later"
+    assert tmux.screen(pane).count("fake> Continue from where you stopped") == 1   # typed once
+    assert badges(home).count("Scheduled") == 1             # the stale line started no wait
