@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -116,8 +117,9 @@ def test_a_delivery_to_a_ready_agent_is_typed_once_and_confirmed(
     assert not [r for r in rows(home) if r.badge.value == "Diagnosed"]   # healthy: never checked
 
 
+@pytest.mark.parametrize("bound_as", ["pane id", "session:window.pane"])
 def test_a_seated_terminal_fails_over_to_its_backup_with_a_task_brief(
-    tmux: TmuxServer, home: Path, tmp_path: Path
+    tmux: TmuxServer, home: Path, tmp_path: Path, bound_as: str
 ) -> None:
     project = tmp_path / "api"
     project.mkdir()
@@ -126,7 +128,9 @@ def test_a_seated_terminal_fails_over_to_its_backup_with_a_task_brief(
     w = watch(tmux)
     try:
         w.wait_for(f"{pane}: idle")
-        pitcrew("seat", "bind", "api", pane, env={"PITCREW_TMUX_SOCKET": tmux.name})
+        ref = pane if bound_as == "pane id" else tmux.pane(pane).target
+        bound = pitcrew("seat", "bind", "api", ref, env={"PITCREW_TMUX_SOCKET": tmux.name})
+        assert bound.returncode == 0, bound.stdout + bound.stderr
         w.wait_for(f"{pane}: sits in seat api")
         tmux.type(pane, LIMIT)
         w.wait_for(f"{pane}: rate_limit")
@@ -135,6 +139,9 @@ def test_a_seated_terminal_fails_over_to_its_backup_with_a_task_brief(
                                        if r.badge.value == "Switched to backup"], timeout=60,
                               message=lambda: str(rows(home)))[0]
         w.wait_for("brief delivered", timeout=60)
+        old_screen = tmux.screen(pane)
+        time.sleep(3)                         # several scaled retry and backoff intervals
+        assert tmux.screen(pane) == old_screen, "the old primary gets nothing more"
     finally:
         w.stop()
     new_pane = switched.readings["pane"]

@@ -164,3 +164,17 @@ def test_a_backup_that_dies_at_once_is_reported_and_may_be_tried_again(s: Seats)
     s.rig.tmux.fail.clear()
     book.fail_over(w, "rate limit")
     assert len(s.rig.tmux.windows) == 2                    # tried again
+
+
+def test_a_failover_relieves_the_old_primary_of_its_task(s: Seats) -> None:
+    """The old pane leaves the seat, and its incident is closed (Superseded, through the
+    loop) with a row saying where the task went: it gets no continue, no resume after."""
+    relieved: list[tuple[str, str]] = []
+    book = s.build()
+    book.relieve = lambda w, why: relieved.append((w.key, why))
+    w = s.rig.terminal()
+    book.bind("api", w.key)
+    book.fail_over(w, "rate limit")
+    [(key, why)] = relieved
+    assert key == w.key and why.startswith("the seat's task went to Fake Backup in %")
+    assert not book.seated(w)
