@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QFrame,
     QGridLayout,
     QHBoxLayout,
     QLabel,
+    QPushButton,
     QScrollArea,
     QVBoxLayout,
     QWidget,
@@ -27,10 +30,12 @@ from pitcrew.desktop.dashboard.style import (
     state_color,
 )
 from pitcrew.desktop.dashboard.timeline import Timeline
+from pitcrew.supervisor.api.commands import Command, Rerun
 from pitcrew.supervisor.api.view import TerminalView, View
 
 # Column widths shared by the header and every row, so they line up.
-COLS = (170, 0, 130, 96, 90, 180)   # agent, project (stretches), state, session, last, timeline
+COLS = (170, 0, 130, 96, 90, 180, 64)  # agent, project (stretches), state, session, last,
+                                        # timeline, actions
 EMPTY = ("No agent terminals yet.<br><br><span style='font-size: 12px'>Start an agent CLI in "
          "tmux (for example <code>tmux new -s work</code>, then <code>claude</code>) and it "
          "shows up here within a few seconds.</span>")
@@ -54,8 +59,10 @@ def _columns(widgets: list[QWidget], box: QGridLayout, row: int) -> None:
 class AgentRow(QFrame):
     """One terminal. `update_from` touches only what changed."""
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, on_rerun: Callable[[str], None] = lambda key: None,
+                 parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.key = ""
         self.setObjectName("row")
         self.setProperty("selected", False)
         grid = QGridLayout(self)
@@ -78,11 +85,15 @@ class AgentRow(QFrame):
         self.session = label("", "muted")
         self.last = label("", "muted")
         self.timeline = Timeline()
-        _columns([who, where, pill_box, self.session, self.last, self.timeline], grid, 0)
+        self.rerun = QPushButton("Rerun")
+        self.rerun.setToolTip("Start this agent in a fresh session (not resuming the old one) "
+                              "and send its task's prompt again")
+        self.rerun.clicked.connect(lambda: on_rerun(self.key))
+        _columns([who, where, pill_box, self.session, self.last, self.timeline, self.rerun],
+                 grid, 0)
         self.note = label("", "warn", wrap=True)
         grid.addWidget(self.note, 1, 1, 1, 5)
         self.note.hide()
-        self.key = ""
 
     def update_from(self, t: TerminalView, now: float) -> None:
         self.key = t.key
@@ -107,8 +118,12 @@ class AgentRow(QFrame):
 
 
 class AgentsPage(QWidget):
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, send: Callable[[Command], None] = lambda c: None,
+                 confirm: Callable[[str, str], bool] = lambda title, text: False,
+                 parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self._send = send
+        self._confirm = confirm
         outer = QVBoxLayout(self)
         outer.setContentsMargins(24, 20, 24, 20)
         outer.setSpacing(12)
@@ -125,7 +140,7 @@ class AgentsPage(QWidget):
         hgrid = QGridLayout(head)
         hgrid.setContentsMargins(10, 2, 10, 6)
         hgrid.setHorizontalSpacing(12)
-        names = ["AGENT", "PROJECT", "STATE", "SESSION", "LAST ACTIVITY", "LAST 6 HOURS"]
+        names = ["AGENT", "PROJECT", "STATE", "SESSION", "LAST ACTIVITY", "LAST 6 HOURS", ""]
         _columns([label(n, "colhead") for n in names], hgrid, 0)
         box.addWidget(head)
         self.header = head
@@ -161,7 +176,7 @@ class AgentsPage(QWidget):
             row.deleteLater()
         for t in view.terminals:
             if t.key not in self.rows:
-                self.rows[t.key] = AgentRow()
+                self.rows[t.key] = AgentRow(self.ask_rerun)
             self.rows[t.key].update_from(t, now)
         if keys != self._order:
             for i, k in enumerate(keys):
@@ -181,6 +196,17 @@ class AgentsPage(QWidget):
         self.summary.setVisible(bool(keys))
         _set(self.problems, "\n".join(f"⚠ {p}" for p in view.problems))
         self.problems.setVisible(bool(view.problems))
+
+    def ask_rerun(self, key: str) -> None:
+        row = self.rows.get(key)
+        if row is None:
+            return
+        who = f"{row.agent.full()} in {row.target.full() or key}"
+        if self._confirm("Rerun in a fresh session?",
+                         f"{who} starts again in a new session (its old session is not "
+                         "resumed) and gets its task's prompt again. If it is still running, "
+                         "the rerun opens in a new window and the old one is left as it is."):
+            self._send(Rerun(key))
 
     def select(self, key: str | None) -> None:
         self.selected = key

@@ -58,6 +58,12 @@ def build_parser() -> argparse.ArgumentParser:
                    "not there yet (by pane id or terminal key)")
     p.set_defaults(func=team_cmds.send)
 
+    p = sub.add_parser("rerun", help="start a terminal's agent in a fresh session and send "
+                       "its task again")
+    p.add_argument("terminal", metavar="TERMINAL", help="pane id (%%3), tmux target "
+                   "(work:1.0) or terminal key (server:%%3)")
+    p.set_defaults(func=team_cmds.rerun)
+
     p = sub.add_parser("consent", help="grant or revoke sending screen text to checkers")
     p.add_argument("action", choices=["grant", "revoke", "status"])
     p.set_defaults(func=team_cmds.consent)
