@@ -83,6 +83,33 @@ class Ledger:
                 break
         return out
 
+    def read_all(self) -> tuple[list[dict[str, object]], int]:
+        """Every row as its raw JSON object, oldest first, across rotated files, and how many
+        lines were skipped (torn, not JSON, not an object). Rows are not checked against the
+        decision schema: the incident report reads kinds and badges added after it leniently."""
+        rows: list[dict[str, object]] = []
+        skipped = 0
+        for path in [*reversed(list(self._older_files())), self.path]:
+            opener = gzip.open if path.suffix == ".gz" else open
+            try:
+                with opener(path, "rb") as fh:
+                    for raw in fh:
+                        if not raw.strip():
+                            continue
+                        try:
+                            value = json.loads(raw)
+                        except ValueError:
+                            value = None
+                        if isinstance(value, dict):
+                            rows.append(value)
+                        else:
+                            skipped += 1
+            except FileNotFoundError:
+                continue
+            except (OSError, EOFError) as exc:       # a truncated .gz: keep what was read
+                log.warning("ledger: %s ends early (%s); reading what is there", path.name, exc)
+        return rows, skipped
+
     # -- rotation ------------------------------------------------------------------------------
 
     def _pending(self) -> Path:
