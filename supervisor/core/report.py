@@ -264,7 +264,7 @@ def per_hour(rows: Sequence[Row], since: float, until: float) -> tuple[tuple[flo
     first, last = start - start % HOUR, until - until % HOUR
     counts = {first + i * HOUR: 0 for i in range(int((last - first) // HOUR) + 1)}
     for r in rows:
-        if r.badge in RESTART_BADGES and r.at >= first:
+        if r.badge in RESTART_BADGES and first <= r.at <= until:
             hour = r.at - r.at % HOUR
             counts[hour] = counts.get(hour, 0) + 1
     return tuple(sorted(counts.items()))
