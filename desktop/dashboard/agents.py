@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from pitcrew.desktop.dashboard.report_link import report_button
 from pitcrew.desktop.dashboard.style import (
     AMBER,
     RED,
@@ -30,7 +31,8 @@ from pitcrew.desktop.dashboard.timeline import Timeline
 from pitcrew.supervisor.api.view import TerminalView, View
 
 # Column widths shared by the header and every row, so they line up.
-COLS = (170, 0, 130, 96, 90, 180)   # agent, project (stretches), state, session, last, timeline
+# agent, project (stretches), state, session (+ tokens), last, timeline, report
+COLS = (170, 0, 130, 118, 90, 180, 64)
 EMPTY = ("No agent terminals yet.<br><br><span style='font-size: 12px'>Start an agent CLI in "
          "tmux (for example <code>tmux new -s work</code>, then <code>claude</code>) and it "
          "shows up here within a few seconds.</span>")
@@ -76,11 +78,14 @@ class AgentRow(QFrame):
         hb.addWidget(self.state)
         hb.addStretch(1)
         self.session = label("", "muted")
+        self.tokens = ElidedLabel("", "small")
         self.last = label("", "muted")
         self.timeline = Timeline()
-        _columns([who, where, pill_box, self.session, self.last, self.timeline], grid, 0)
+        self.report = report_button("")
+        _columns([who, where, pill_box, _stacked(self.session, self.tokens), self.last,
+                  self.timeline, self.report], grid, 0)
         self.note = label("", "warn", wrap=True)
-        grid.addWidget(self.note, 1, 1, 1, 5)
+        grid.addWidget(self.note, 1, 1, 1, 6)
         self.note.hide()
         self.key = ""
 
@@ -94,6 +99,9 @@ class AgentRow(QFrame):
         self.target.setToolTip(f"{t.key}\n{t.task}" if t.task else t.key)
         self.state.set(STATE_TEXT.get(t.state, t.state), state_color(t.state))
         _set(self.session, short_id(t.session_id), t.session_id or "No session id yet")
+        self.tokens.set_full(t.tokens)
+        self.tokens.setVisible(bool(t.tokens))
+        self.report.setProperty("terminal", t.target)
         _set(self.last, ago(t.last_activity, now))
         self.timeline.set_timeline(t.timeline, now)
         _set(self.note, t.note)
@@ -125,7 +133,7 @@ class AgentsPage(QWidget):
         hgrid = QGridLayout(head)
         hgrid.setContentsMargins(10, 2, 10, 6)
         hgrid.setHorizontalSpacing(12)
-        names = ["AGENT", "PROJECT", "STATE", "SESSION", "LAST ACTIVITY", "LAST 6 HOURS"]
+        names = ["AGENT", "PROJECT", "STATE", "SESSION", "LAST ACTIVITY", "LAST 6 HOURS", ""]
         _columns([label(n, "colhead") for n in names], hgrid, 0)
         box.addWidget(head)
         self.header = head

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import time
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -19,10 +20,11 @@ from pitcrew.supervisor.api.report_html import render
 from pitcrew.supervisor.core.errors import PitcrewError
 from pitcrew.supervisor.core.report import Query, Report, TerminalInfo, build
 
-__all__ = ["Report", "gather", "parse_span", "to_json", "write_html"]
+__all__ = ["Report", "gather", "parse_span", "to_json", "write_for_terminal", "write_html"]
 from pitcrew.supervisor.core.report_rows import Row, parse_row
 from pitcrew.supervisor.core.usage import UsageStep
 from pitcrew.supervisor.providers.loader import Registry
+from pitcrew.supervisor.service.app_context import load_context
 from pitcrew.supervisor.store import state_store
 from pitcrew.supervisor.store.ledger import Ledger
 from pitcrew.supervisor.store.paths import Paths
@@ -43,9 +45,10 @@ def parse_span(text: str) -> float:
 def gather(paths: Paths, registry: Registry, now: float, terminal: str | None = None,
            incident: int | None = None, since: float | None = None,
            reader: UsageReader | None = None, home: Path | None = None,
-           environ: Mapping[str, str] | None = None) -> Report:
+           environ: Mapping[str, str] | None = None, strict: bool = True) -> Report:
     """The report for `terminal` (all when None), one `incident`, or the last `since`
-    seconds (default: 24 h; everything when an incident is asked for)."""
+    seconds (default: 24 h; everything when an incident is asked for). `strict`: a terminal
+    or incident that is nowhere is an error (the command line), else an empty report."""
     raw, skipped = Ledger(paths.ledger_file).read_all()
     rows: list[Row] = []
     for data in raw:
@@ -71,10 +74,10 @@ def gather(paths: Paths, registry: Registry, now: float, terminal: str | None = 
             if steps is not None:
                 usage[t.terminal] = steps
     report = build(rows, Query(start, now, terminal, incident), info, usage, skipped, aliases)
-    if terminal and not report.terminals:
+    if strict and terminal and not report.terminals:
         raise PitcrewError(f"no terminal {terminal!r} in the ledger or state "
                            "(see `pitcrew status` for names)")
-    if incident is not None and not report.terminals:
+    if strict and incident is not None and not report.terminals:
         raise PitcrewError(f"no incident {incident} in the ledger"
                            + (f" for {terminal}" if terminal else ""))
     return report
@@ -110,6 +113,16 @@ def to_json(report: Report) -> dict[str, object]:
                              for s in t.spikes],
         } for t in report.terminals],
     }
+
+
+def write_for_terminal(terminal: str, now: float | None = None) -> Path:
+    """The dashboard's "Open report": the last 24 hours of `terminal` written to
+    `<data dir>/reports/`; the path, for the browser."""
+    ctx = load_context()
+    rep = gather(ctx.paths, ctx.registry, time.time() if now is None else now, terminal,
+                 strict=False)
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", terminal).strip("-") or "terminal"
+    return write_html(rep, ctx.paths.data_dir / "reports" / f"report-{name}.html")
 
 
 def write_html(report: Report, path: Path) -> Path:
