@@ -30,6 +30,7 @@ from pitcrew.supervisor.store.ledger import Ledger
 from pitcrew.supervisor.store.paths import Paths
 
 DEFAULT_SINCE = 24 * 3600.0
+GRACE = 3600.0      # rotated files this much older than the window are still read
 _SPAN = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$")
 _UNITS = {"": 3600.0, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
 
@@ -49,7 +50,9 @@ def gather(paths: Paths, registry: Registry, now: float, terminal: str | None = 
     """The report for `terminal` (all when None), one `incident`, or the last `since`
     seconds (default: 24 h; everything when an incident is asked for). `strict`: a terminal
     or incident that is nowhere is an error (the command line), else an empty report."""
-    raw, skipped = Ledger(paths.ledger_file).read_all()
+    window = since if since is not None else (None if incident is not None else DEFAULT_SINCE)
+    raw, skipped = Ledger(paths.ledger_file).read_all(
+        now - window - GRACE if window is not None else None)
     rows: list[Row] = []
     for data in raw:
         row = parse_row(data)
@@ -57,7 +60,6 @@ def gather(paths: Paths, registry: Registry, now: float, terminal: str | None = 
             skipped += 1
         else:
             rows.append(row)
-    window = since if since is not None else (None if incident is not None else DEFAULT_SINCE)
     start = now - window if window is not None else min((r.at for r in rows), default=now)
     info: dict[str, TerminalInfo] = {}
     aliases: dict[str, list[str]] = {}
