@@ -73,3 +73,23 @@ def test_a_growing_file_is_read_from_where_the_last_read_stopped(tmp_path: Path)
     replaced.write_text(event(50) + "\n")
     os.replace(replaced, path)
     assert totals(reader.steps(fields, str(path))).tokens == 60
+
+
+def test_gemini_usage_in_its_jsonl_and_legacy_json_sessions(tmp_path: Path) -> None:
+    fields = REGISTRY.providers["gemini"].usage
+    assert fields is not None
+
+    def msg(mid: str, out: int) -> dict[str, object]:
+        return {"id": mid, "type": "gemini", "timestamp": "2026-12-01T10:00:00Z",
+                "tokens": {"input": 900, "output": out, "cached": 400, "thoughts": 30,
+                           "tool": 0, "total": 930 + out}}
+    jsonl = tmp_path / "session-1.jsonl"      # a message is appended again as it grows
+    jsonl.write_text("\n".join(json.dumps(x) for x in [
+        {"sessionId": "s", "projectHash": "h"}, {"id": "u1", "type": "user"},
+        msg("g1", 5), msg("g1", 70), {"$set": {"lastUpdated": "x"}}, msg("g2", 10)]) + "\n")
+    total = totals(UsageReader().steps(fields, str(jsonl)))
+    assert (total.calls, total.input, total.output, total.cached) == (2, 1800, 140, 800)
+    legacy = tmp_path / "session-2.json"      # one document, the messages in a list
+    legacy.write_text(json.dumps({"sessionId": "s", "messages": [msg("g1", 70), msg("g2", 10)]},
+                                 indent=2))
+    assert totals(UsageReader().steps(fields, str(legacy))).tokens == 1800 + 140
