@@ -111,6 +111,8 @@ def to_json(report: Report) -> dict[str, object]:
             "restarts_per_hour": [{"hour": _iso(h), "restarts": n}
                                   for h, n in t.restarts_per_hour],
             "tokens": t.tokens.to_json() if t.tokens else None,
+            "tokens_per_10_min": [{"start": _iso(at), "tokens": n}
+                                  for at, n in t.token_windows],
             "token_spikes": [{"at": s.at, "tokens": s.tokens, "baseline": s.baseline}
                              for s in t.spikes],
         } for t in report.terminals],

@@ -30,7 +30,7 @@ RESTART_BADGES = frozenset({"Resumed", "Continued", "Switched to backup"})
 BADGE_STATE: Mapping[str, str] = {
     "Resumed": "working", "Continued": "working", "Switched to backup": "working",
     "Typed": "working", "Skipped": "working",
-    "Scheduled": "scheduled", "Diagnosed": "diagnosing",
+    "Scheduled": "scheduled",
     "Waiting on you": "waiting", "Couldn't resume": "stopped", "Stopped retrying": "stopped",
     "Held": "waiting", "Rerun": "working",
 }
@@ -244,7 +244,9 @@ def _number(value: object) -> float:
 
 
 def timeline(rows: Sequence[Row], since: float, until: float) -> tuple[Segment, ...]:
-    """Consecutive states from `since` to `until`: working until a row says otherwise."""
+    """Consecutive states from `since` to `until`: working until a row says otherwise. A
+    diagnosis is drawn over the seconds its checkers took (its row is written when they are
+    done); after it the terminal is in whatever state it was."""
     out: list[Segment] = []
     state, start = "working", since
     for r in rows:
@@ -255,7 +257,29 @@ def timeline(rows: Sequence[Row], since: float, until: float) -> tuple[Segment, 
             state, start = new, r.at
     if until > start:
         out.append(Segment(start, until, state))
+    for r in rows:
+        d = diagnosis(r)
+        if d is not None:
+            out = _overlay(out, max(since, r.at - max(d.seconds, 1.0)), min(r.at, until),
+                           "diagnosing")
     return tuple(out)
+
+
+def _overlay(segments: Sequence[Segment], start: float, end: float, state: str
+             ) -> list[Segment]:
+    if end <= start:
+        return list(segments)
+    out: list[Segment] = []
+    for s in segments:
+        if s.end <= start or s.start >= end:
+            out.append(s)
+            continue
+        if s.start < start:
+            out.append(Segment(s.start, start, s.state))
+        if s.end > end:
+            out.append(Segment(end, s.end, s.state))
+    out.append(Segment(start, end, state))
+    return sorted(out, key=lambda s: s.start)
 
 
 def per_hour(rows: Sequence[Row], since: float, until: float) -> tuple[tuple[float, int], ...]:

@@ -61,6 +61,9 @@ def test_report_json_reads_the_rotated_ledger_state_and_session_files(
     # 36 calls, each counted once though Claude repeats its usage per content block
     assert claude["tokens"]["calls"] == 36
     assert claude["tokens"]["total"] == 35 * 20_400 + SPIKE_TOKENS + 19_600
+    windows = claude["tokens_per_10_min"]
+    assert max(w["tokens"] for w in windows) == SPIKE_TOKENS + 19_600
+    assert len(claude["token_spikes"]) == 1
     assert codex["tokens"] == {"input": 30_000, "output": 1_500, "cached": 18_000,
                                "total": 31_500, "cost_usd": None, "calls": 3}
     kinds = {(a["kind"], a["severity"]) for a in data["anomalies"]}

@@ -176,3 +176,12 @@ def test_tokens_and_their_spike_reach_the_terminal_report():
     assert t.tokens is not None and t.tokens.tokens == 6 * 20_400 + 900_100
     assert [a.kind for a in rep.anomalies] == ["token_spike"]
     assert rep.anomalies[0].severity is Severity.WARNING
+
+
+def test_a_diagnosis_is_drawn_over_the_seconds_its_checkers_took():
+    rows = [r("Diagnosed", 600, "task went quiet", seconds=68.0, state="busy"),
+            r("Scheduled", 1200, incident=1), r("Resumed", 1300, incident=1)]
+    t = build(rows, Query(T0, T0 + H)).terminals[0]
+    assert [(s.start - T0, s.end - T0, s.state) for s in t.segments] == [
+        (0, 532, "working"), (532, 600, "diagnosing"), (600, 1200, "working"),
+        (1200, 1300, "scheduled"), (1300, H, "working")]
