@@ -10,12 +10,13 @@ from PySide6.QtWidgets import (
     QGridLayout,
     QHBoxLayout,
     QLabel,
-    QPushButton,
     QScrollArea,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
+from pitcrew.desktop.dashboard.report_link import report_button
 from pitcrew.desktop.dashboard.style import (
     AMBER,
     RED,
@@ -34,8 +35,8 @@ from pitcrew.supervisor.api.commands import Command, Rerun
 from pitcrew.supervisor.api.view import TerminalView, View
 
 # Column widths shared by the header and every row, so they line up.
-COLS = (170, 0, 130, 96, 90, 180, 64)  # agent, project (stretches), state, session, last,
-                                        # timeline, actions
+# agent, project (stretches), state, session (+ tokens), last, timeline, report/rerun
+COLS = (170, 0, 130, 118, 90, 180, 64)
 EMPTY = ("No agent terminals yet.<br><br><span style='font-size: 12px'>Start an agent CLI in "
          "tmux (for example <code>tmux new -s work</code>, then <code>claude</code>) and it "
          "shows up here within a few seconds.</span>")
@@ -83,16 +84,21 @@ class AgentRow(QFrame):
         hb.addWidget(self.state)
         hb.addStretch(1)
         self.session = label("", "muted")
+        self.tokens = ElidedLabel("", "small")
         self.last = label("", "muted")
         self.timeline = Timeline()
-        self.rerun = QPushButton("Rerun")
+        self.report = report_button("")
+        self.rerun = QToolButton()
+        self.rerun.setObjectName("report")        # styled like its neighbour, Report
+        self.rerun.setText("Rerun")
+        self.rerun.setAutoRaise(True)
         self.rerun.setToolTip("Start this agent in a fresh session (not resuming the old one) "
                               "and send its task's prompt again")
         self.rerun.clicked.connect(lambda: on_rerun(self.key))
-        _columns([who, where, pill_box, self.session, self.last, self.timeline, self.rerun],
-                 grid, 0)
+        _columns([who, where, pill_box, _stacked(self.session, self.tokens), self.last,
+                  self.timeline, _stacked(self.report, self.rerun)], grid, 0)
         self.note = label("", "warn", wrap=True)
-        grid.addWidget(self.note, 1, 1, 1, 5)
+        grid.addWidget(self.note, 1, 1, 1, 6)
         self.note.hide()
 
     def update_from(self, t: TerminalView, now: float) -> None:
@@ -105,6 +111,9 @@ class AgentRow(QFrame):
         self.target.setToolTip(f"{t.key}\n{t.task}" if t.task else t.key)
         self.state.set(STATE_TEXT.get(t.state, t.state), state_color(t.state))
         _set(self.session, short_id(t.session_id), t.session_id or "No session id yet")
+        self.tokens.set_full(t.tokens)
+        self.tokens.setVisible(bool(t.tokens))
+        self.report.setProperty("terminal", t.target)
         _set(self.last, ago(t.last_activity, now))
         self.timeline.set_timeline(t.timeline, now)
         _set(self.note, t.note)

@@ -65,6 +65,7 @@ class TerminalView:
     seat: str | None = None
     note: str = ""                # what Autopilot is doing about it, if anything
     waiting_on_you: bool = False  # Autopilot holds its incident for a person
+    tokens: str = ""              # "1.6M tokens · $0.42" when its CLI records usage
 
     @property
     def attention(self) -> Attention:

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from pitcrew.supervisor import __version__
 from pitcrew.supervisor.adapters.display import has_display
-from pitcrew.supervisor.cli import autopilot_cmds, commands, secret_cmds, team_cmds
+from pitcrew.supervisor.cli import autopilot_cmds, commands, report_cmd, secret_cmds, team_cmds
 from pitcrew.supervisor.cli.logs import setup_logging
 from pitcrew.supervisor.core.errors import PitcrewError
 
@@ -124,6 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("tray", help="start the tray app (needs a display)")
     p.set_defaults(func=commands.tray)
 
+    report_cmd.register(sub)
     secret_cmds.register(sub)
     return parser
 
