@@ -55,6 +55,8 @@ HOLDS = {
     "paused": "Autopilot is paused", "hourly_cap": "{hourly_cap} resumes this hour",
     "backup": "no backup could take over", "cannot_resume": "the session cannot be resumed",
     "shell_busy": "the shell is busy with another program",
+    "hard_timeout": "it ran past the hard time limit",
+    "looping": "it kept repeating the same steps",
 }
 
 

@@ -77,16 +77,19 @@ class Timeouts:
 
 
 DEFAULT_TIMEOUTS = Timeouts()
+Overrides = tuple[tuple[str, float | bool | None], ...]   # hashable, for frozen settings
 KEYS = frozenset(f.name for f in fields(Timeouts))
 
 
-def resolve(base: Timeouts, *overrides: Mapping[str, float | bool | None]) -> Timeouts:
+def resolve(base: Timeouts, *overrides: Mapping[str, float | bool | None] | Overrides
+            ) -> Timeouts:
     """`base` with each override applied in order (global < provider < seat); a later one
     wins key by key. 0 or False turns a limit off."""
     out = base
     for over in overrides:
         changes: dict[str, object] = {}
-        for key, value in over.items():
+        pairs = over.items() if isinstance(over, Mapping) else over
+        for key, value in pairs:
             if key == "wrap_up":
                 changes[key] = bool(value)
             elif key in KEYS:
@@ -131,3 +134,33 @@ def progress_text(text: str, ignore: Iterable[re.Pattern[str]]) -> str:
         if line := line.strip():
             lines.append(line)
     return "\n".join(lines)
+
+
+MAX_SECONDS = 7 * 86400.0
+
+
+def parse_overrides(raw: object) -> tuple[Overrides, list[str]]:
+    """A `{idle = 600, hard = false, wrap_up = true}` table from config.toml: the valid
+    settings, and one problem per bad key (named, with what was expected)."""
+    if not isinstance(raw, dict):
+        return (), [f"expected a table like {{soft = 1200, hard = false}}, got {raw!r}"]
+    out: list[tuple[str, float | bool | None]] = []
+    problems: list[str] = []
+    for key, value in raw.items():
+        if key == "wrap_up":
+            if isinstance(value, bool):
+                out.append((key, value))
+            else:
+                problems.append(f"{key}: expected true or false, got {value!r}")
+        elif key in KEYS:
+            if value is False or (value == 0 and not isinstance(value, bool)):
+                out.append((key, None))
+            elif isinstance(value, bool) or not isinstance(value, int | float) or not (
+                    10 <= value <= MAX_SECONDS):
+                problems.append(f"{key}: expected 10 to {MAX_SECONDS:.0f} seconds, or false "
+                                f"(off), got {value!r}")
+            else:
+                out.append((key, float(value)))
+        else:
+            problems.append(f"{key}: unknown setting (one of {', '.join(sorted(KEYS))})")
+    return tuple(out), problems

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from pitcrew.supervisor.core.autopilot import decide, resume_now, set_mode
 from pitcrew.supervisor.core.policy import RestartPolicy
-from pitcrew.supervisor.core.records import Action, Observation
+from pitcrew.supervisor.core.records import Action, Observation, PromptSubmitted
 from pitcrew.supervisor.core.settings import Context, Mode
 from pitcrew.supervisor.service.effects import Effects
 from pitcrew.supervisor.service.ports import Changed, Clock, Persist
@@ -50,6 +50,7 @@ class AutopilotService:
         self.policy = policy
         self.off_for_launch = off_for_launch
         self.rng = rng or random.Random()
+        self.task_started: Callable[[Watched], None] = lambda w: None   # the watchdog's
 
     def mode(self) -> Mode:
         if self.off_for_launch or not self.config().autopilot:
@@ -68,9 +69,12 @@ class AutopilotService:
             resume_by_id=p.resume.by_id, resume_latest=p.resume.latest,
             continue_message=p.screen.continue_message, has_backup=self.has_backup(w),
             policy=self.policy, session_id_pattern=p.sessions.id_pattern,
+            wrap_up=config.timeouts_for(p.name).wrap_up,
         )
 
     def feed(self, w: Watched, obs: Observation) -> tuple[Action, ...]:
+        if isinstance(obs, PromptSubmitted) and not obs.by_pitcrew:
+            self.task_started(w)   # a user's prompt: the task's clocks start over
         before = w.state
         w.state, actions = decide(w.state, obs, self.clock.wall(), self.context_for(w),
                                   self.rng)

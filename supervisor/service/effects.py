@@ -25,6 +25,7 @@ from pitcrew.supervisor.core.records import (
     Relaunch,
     RelaunchRefused,
     SwitchToBackup,
+    TextKind,
     TypeText,
     Wake,
 )
@@ -104,7 +105,9 @@ class Effects:
     def type_text(self, w: Watched, action: TypeText) -> None:
         reading = self.reader.read(w)
         state = reading.screen.state if reading.screen is not None else ScreenState.UNKNOWN
-        if not reading.alive or state in UNSAFE_TO_TYPE or state is ScreenState.BUSY:
+        busy_ok = action.kind is TextKind.WRAP_UP   # said while it works: CLIs queue it
+        if not reading.alive or state in UNSAFE_TO_TYPE or (
+                state is ScreenState.BUSY and not busy_ok):
             self.skip(w, f"did not type: the screen shows {state.value}")
             return
         self.type_line(w, action.text, action.kind.value)
@@ -126,6 +129,7 @@ class Effects:
             self.press_enter(earlier)      # never leave an earlier line without its Enter
         self.tmux.send_text(w.pane_id, text)
         w.last_read = float("-inf")          # what was read before typing is stale now
+        w.delivered_at = self.clock.mono()   # the not-started clock: it must get busy now
         event = PressEnter(w.key, w.pane_id, what)
         self.pending_enter[w.key] = event
         self.scheduler.at(self.clock.wall() + ENTER_GAP, event, key=f"enter:{w.key}")
