@@ -23,6 +23,7 @@ from pitcrew.supervisor.api.view import (
     View,
     recent_decisions,
 )
+from pitcrew.supervisor.core.health import Health
 from pitcrew.supervisor.core.policy import RestartPolicy
 from pitcrew.supervisor.core.records import Incident, Phase
 from pitcrew.supervisor.service.app_context import AppContext
@@ -135,6 +136,8 @@ def _terminal(sup: ViewSource, w: Watched, now: float, limits: Limits) -> Termin
     pane = w.state.terminal
     dead = w.agent_pid is None and bool(w.timeline) and w.timeline[-1][1] == "exited"
     state = "exited" if dead else (w.screen.state.value if w.screen else "unknown")
+    if state == "busy" and w.state.health is Health.LOOPING:
+        state = "looping"    # working, but repeating the same steps
     seat = sup.seats.seat_of(w.key)
     inc = w.state.incident
     return TerminalView(
