@@ -67,12 +67,12 @@ def test_a_task_past_its_hard_timeout_is_held_and_its_crash_is_not_resumed(
     w = watch(tmux)
     try:
         w.wait_for(f"{pane}: idle")
-        tmux.type(pane, "crash 1 7")                    # works 7 s, then crashes
+        tmux.type(pane, "crash 1 5")                    # works 5 s, then crashes
         [row] = wait_badges(home, "Timed out")
         w.wait_for('needs you: "Fake Agent" is waiting on you')
         assert tmux.pane(pane).pid == pid               # the agent was not killed
         tmux.wait_for_text(pane, "fatal: simulated crash", timeout=15)
-        time.sleep(3)                                   # a resume would come within 0.5 s
+        time.sleep(2)                                   # a resume would come within 0.5 s
         status = subprocess.run([sys.executable, "-m", "pitcrew.supervisor", "autopilot",
                                  "status"], env={**os.environ, "PITCREW_TMUX_SOCKET": tmux.name},
                                 capture_output=True, text=True, timeout=60, check=True).stdout

@@ -160,3 +160,11 @@ def test_loop_detection_can_be_turned_off(tmp_path: Path) -> None:
         s.tool(n, "pytest -q", error=True)
     s.minutes(1)
     assert s.diagnosed == []
+
+
+def test_the_dashboard_and_status_say_why_a_terminal_is_held() -> None:
+    from pitcrew.supervisor.api.build import incident_note
+    for hold, why in (("hard_timeout", "it ran past the hard time limit"),
+                      ("looping", "it kept repeating the same steps")):
+        inc = Incident(1, "x", 0.0, "t", "", phase=Phase.HOLD, hold=hold)
+        assert incident_note(inc, 0.0) == f"Waiting on you: {why}"
