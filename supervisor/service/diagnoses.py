@@ -147,6 +147,8 @@ class Diagnoses:
                            "seconds": round(a.seconds, 2), "detail": a.detail}
                           for a in diag.attempts],
              "failures": event.failures, **({"loop": event.note} if event.note else {}),
+             **({"timeout": "idle", "quiet_for": round(event.quiet_for, 1)}
+                if event.origin == "quiet" else {}),
              "at": dt.datetime.fromtimestamp(self.clock.wall(), dt.UTC).isoformat()}))
         log.info("%s: diagnosed %s by %s (%.1fs)", w.key, diag.screen.state.value, diag.by,
                  diag.seconds)

@@ -157,7 +157,8 @@ class Supervisor:
                               relieve=lambda w, why: self.post(Report(w.key, Superseded(why))))
         self.autopilot = AutopilotService(clock, self.effects, book.save, self.changed, config,
                                           lambda: book.paused, self.seats.has_backup,
-                                          self.policy, off_for_launch)
+                                          self.policy, off_for_launch,
+                                          seat_of=self.seats.seat_of)
         self.diagnoses = Diagnoses(self.watched, self.reader, self.post, clock, self.ledger,
                                    self.gate, config, app.registry, lambda: book.consent,
                                    self.autopilot.feed, self.seats.fail_over,

@@ -189,12 +189,15 @@ class Observer:
             w.was_at_rest = True
         elif started:
             w.was_at_rest = False
+        if w.state.task is not None:   # a step for the loop detector (CLIs without transcript)
+            w.screen_steps = add_screen_step(
+                w.screen_steps, screen_step(now_state.value, screen.evidence), SCREEN_STEPS)
         self.feed(w, ScreenSeen(screen, reading.alive))
 
     def note_progress(self, w: Watched, text: str, screen: Classification) -> None:
-        """The clocks of the idle and not-started timeouts, and the screen steps of the loop
-        detector: only a change beyond the provider's spinners and timers is progress; a busy
-        screen (or progress a moment after Pitcrew typed) means the typed text was taken up."""
+        """The clocks of the idle and not-started timeouts: only a change beyond the provider's
+        spinners and timers is progress; a busy screen (or progress a moment after Pitcrew
+        typed) means the typed text was taken up."""
         mono = self.clock.mono()
         sig = progress_text(text, w.provider.screen.progress_ignore)
         if sig != w.progress_sig:
@@ -204,9 +207,6 @@ class Observer:
                 w.delivered_at = None
         if screen.state is ScreenState.BUSY:
             w.delivered_at = None
-        if w.state.task is not None:
-            w.screen_steps = add_screen_step(
-                w.screen_steps, screen_step(screen.state.value, screen.evidence), SCREEN_STEPS)
 
     def went_quiet(self, w: Watched, quiet_for: float) -> None:
         """A running task stopped printing: With AI, a checker reads the screen first."""

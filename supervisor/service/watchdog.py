@@ -125,7 +125,10 @@ class Watchdog:
         if w.loop_stage == 0:
             w.loop_stage, w.loop_mark = 1, len(steps)
             log.info("%s: looping: %s", w.key, what)
-            self.diagnose(w, origin="loop", note=what)
+            if self.config().diagnosis:
+                self.diagnose(w, origin="loop", note=what)
+            else:   # Diagnose & restore is off: the local reading stands
+                self.feed(w, LoopSeen(what, screen=w.screen))
             return
         w.loop_stage = 2
         log.info("%s: still looping after the diagnosis: %s", w.key, what)

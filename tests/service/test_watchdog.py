@@ -168,3 +168,15 @@ def test_the_dashboard_and_status_say_why_a_terminal_is_held() -> None:
                       ("looping", "it kept repeating the same steps")):
         inc = Incident(1, "x", 0.0, "t", "", phase=Phase.HOLD, hold=hold)
         assert incident_note(inc, 0.0) == f"Waiting on you: {why}"
+
+
+def test_with_diagnosis_off_a_loop_goes_to_autopilot_on_the_local_reading(
+        tmp_path: Path) -> None:
+    s = Setup(tmp_path, Config(diagnosis=False))
+    s.dog.task_started(s.w)
+    for n in range(3):
+        s.tool(n, "pytest -q", error=True)
+    s.minutes(1)
+    assert s.diagnosed == []
+    assert [o.what for o in s.fed.observations if isinstance(o, LoopSeen)] == [
+        "Bash: pytest -q (error) ×3"]
