@@ -337,6 +337,7 @@ def diagnose(
     environ: Mapping[str, str] | None = None,
     clock: Callable[[], float] = time.monotonic,
     note: str = "",
+    stalled_for: float = 0.0,
 ) -> Diagnosis:
     """Ask the checkers in order; the first answer wins, else the `local` verdict stands.
 
@@ -355,7 +356,7 @@ def diagnose(
     order = chain(choices, stuck_provider, registry,
                   which=lambda name: shutil.which(name, path=path))
     prompt = build_prompt(screen_text, stuck_provider, now=dt.datetime.now().astimezone(),
-                          repeats=note)
+                          repeats=note, stalled_for=stalled_for)
     attempts: list[Attempt] = []
     for choice in order:
         provider = registry.get(choice.provider)

@@ -73,11 +73,16 @@ If the screen shows why (a limit, a lost connection, a question), name that stat
 simply still working on the same steps, answer "busy" and say what repeats in the reason.
 """
 REPEATS_CHARS = 300
+_STALLED = """
+Nothing on this screen has changed for {seconds} seconds apart from spinners, elapsed-time and
+other counters. A spinner or a timer alone does not show that it is working: if the screen
+shows nothing else, its stream may have died ("connection_lost").
+"""
 _REMINDER = "Reply now with the one line of JSON described above, and nothing else."
 
 
 def build_prompt(screen_text: str, provider_name: str, now: dt.datetime | None = None,
-                 repeats: str = "") -> str:
+                 repeats: str = "", stalled_for: float = 0.0) -> str:
     """Fixed instructions around the redacted tail of `screen_text`, drawn by `provider_name`.
 
     The screen part holds no control characters, no secret `redact` knows, at most
@@ -88,6 +93,8 @@ def build_prompt(screen_text: str, provider_name: str, now: dt.datetime | None =
     when = f"The time now is {now.isoformat(timespec='minutes')}.\n" if now else ""
     states = "\n".join(f"- {state.value}: {_STATES[state]}" for state in ScreenState)
     head = _INSTRUCTIONS.format(cli=cli, now=when, states=states)
+    if stalled_for > 0:
+        head += _STALLED.format(seconds=f"{stalled_for:.0f}")
     if repeats:   # read from its transcript or screen: untrusted too, so cleaned the same way
         said = one_line(_DELIMITER.sub("[delimiter removed]", _CONTROLS.sub(
             "", _ANSI.sub("", redact(repeats)))), REPEATS_CHARS)

@@ -86,7 +86,9 @@ class Diagnoses:
                 if use_ai:
                     diagnosis = diagnose(text, provider, choices, registry, local, consent,
                                          config.checker_timeout, config.chain_timeout,
-                                         **({"note": note} if note else {}))
+                                         **({"note": note} if note else {}),
+                                         **({"stalled_for": quiet_for}
+                                            if origin == "quiet" else {}))
                 else:
                     diagnosis = checker_cli.Diagnosis(local, "local classifier (manual timer)",
                                                       0.0, (), consent)

@@ -143,3 +143,10 @@ def test_the_checker_is_told_what_repeats_cleaned_like_the_screen() -> None:
     assert prompt.count(BEGIN_SCREEN) == 1 and prompt.count(END_SCREEN) == 1
     assert "\x1b" not in prompt
     assert "repeat the same steps" not in build_prompt("⠋ Working…", "claude")
+
+
+def test_an_idle_diagnosis_tells_the_checker_a_spinner_alone_is_not_work() -> None:
+    from pitcrew.supervisor.core.checker_text import build_prompt
+    prompt = build_prompt("⠋ Working… (600s)", "claude", stalled_for=600)
+    assert "Nothing on this screen has changed for 600 seconds apart from spinners" in prompt
+    assert "apart from spinners" not in build_prompt("⠋ Working…", "claude")
