@@ -65,9 +65,10 @@ class Watchdog:
         w.task_started, w.last_progress = now, now
         w.fired.clear()
         w.screen_steps, w.loop_stage, w.loop_mark = (), 0, 0
-        w.transcript_from = None
+        w.transcript_from, w.transcript_path = None, None
         if w.provider.transcript is not None:
-            w.transcript_from = self.size_of(self.session_file(w)) or 0
+            w.transcript_path = self.session_file(w)
+            w.transcript_from = self.size_of(w.transcript_path) or 0
 
     def check(self, w: Watched) -> None:
         """One look at `w`: fire what is due."""
@@ -108,9 +109,12 @@ class Watchdog:
     def steps(self, w: Watched) -> tuple[Step, ...]:
         spec = w.provider.transcript
         if spec is not None:
-            found = self.read_steps(spec, self.session_file(w), w.transcript_from or 0)
+            if w.transcript_path is None:   # looked up once per task (it globs and reads)
+                w.transcript_path = self.session_file(w)
+            found = self.read_steps(spec, w.transcript_path, w.transcript_from or 0)
             if found is not None:
                 return found
+            w.transcript_path = None        # gone or unreadable: look again next time
         return w.screen_steps
 
     def check_loop(self, w: Watched, rule: LoopRule) -> None:

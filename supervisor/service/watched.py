@@ -63,6 +63,7 @@ class Watched:
     fired: set[str] = field(default_factory=set)   # timeouts fired since their clock started
     screen_steps: tuple[Step, ...] = ()   # distinct screen states of the running task
     transcript_from: int | None = None    # the session file's size when the task started
+    transcript_path: str | None = None    # that session file (looked up once per task)
     loop_stage: int = 0                   # 0 none, 1 diagnosed, 2 held
     loop_mark: int = 0                    # steps seen when the loop was first diagnosed
     loop_checked: float = 0.0
