@@ -12,9 +12,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_autopilot_e2e import SCALE, badges, rows, start_agent, wait_badges
+from tests.e2e.test_autopilot_e2e import (
+    SCALE,
+    badges,
+    rows,
+    session_records,
+    start_agent,
+    wait_badges,
+)
 from tests.support.proc import Running
 from tests.support.tmux_server import TmuxServer
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.e2e
 
@@ -28,6 +36,10 @@ def configure(home: Path, timeouts: str) -> None:
     (home / "config.toml").write_text(
         "[watch]\npoll_interval = 0.5\n[autopilot]\nenabled = true\n"
         f"[timeouts]\n{timeouts}\n")
+
+
+def tool_calls(tmux: TmuxServer) -> list[dict]:
+    return [r for r in session_records(tmux) if r.get("type") == "tool"]
 
 
 def watch(tmux: TmuxServer) -> Running:
@@ -116,10 +128,14 @@ def test_a_tool_loop_is_diagnosed_once_then_held_with_what_it_repeated(
         tmux.wait_for_text(pane, "● Done: toolfix", timeout=15)
         time.sleep(2.5)                                 # one more look at its transcript
         assert badges(home) == []
-        tmux.type(pane, "toolloop 14")
-        diagnosed, first, held = wait_badges(home, "Diagnosed", "Looping", "Looping")
+        tmux.type(pane, "toolloop 60")                  # 60 × 0.4 s: it outlasts the test
+        diagnosed, first, held = wait_badges(home, "Diagnosed", "Looping", "Looping",
+                                             timeout=60)
         w.wait_for('needs you: "Fake Agent" is waiting on you')
-        tmux.wait_for_text(pane, "● Done: toolloop 14", timeout=20)   # held, not killed
+        calls = len(tool_calls(tmux))
+        wait_until(lambda: len(tool_calls(tmux)) > calls, 10,
+                   message="the held agent to go on (it is not killed)")
+        tmux.tmux.send_keys(pane, "Escape")             # stop it, as a person would
         time.sleep(1)
     finally:
         w.stop()
