@@ -51,8 +51,8 @@ def on_timeout(plan: Plan, obs: TimedOut) -> None:
     kind = Timeout(obs.kind)
     after = duration(obs.after)
     if kind is Timeout.NOT_STARTED:
-        plan.record(Badge.TIMED_OUT, f"a message was delivered {after} ago and the agent never "
-                    "started on it: a failed delivery, diagnosing", obs.screen,
+        plan.record(Badge.TIMED_OUT, f"not started within {after} of a message typed to it: "
+                    "a failed delivery, diagnosing", obs.screen,
                     trigger="not started", timeout=kind.value, seconds=round(obs.after))
         return
     if st.task is None:

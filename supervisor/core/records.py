@@ -192,6 +192,7 @@ class Badge(enum.StrEnum):
     TYPED = "Typed"                  # ours: a queued message was typed (never again: its id)
     TIMED_OUT = "Timed out"          # a task timeout passed (soft, hard, not started)
     LOOPING = "Looping"              # the agent keeps repeating the same steps
+    RERUN = "Rerun"                  # ours: a fresh session, asked for by the user
 
 
 @dataclass(frozen=True, slots=True)

@@ -148,7 +148,8 @@ class Diagnoses:
              "attempts": [{"checker": a.provider, "model": a.model, "outcome": a.outcome,
                            "seconds": round(a.seconds, 2), "detail": a.detail}
                           for a in diag.attempts],
-             "failures": event.failures, **({"loop": event.note} if event.note else {}),
+             "failures": event.failures, **({"incident": inc.number} if inc else {}),
+             **({"loop": event.note} if event.note else {}),
              **({"timeout": "idle", "quiet_for": round(event.quiet_for, 1)}
                 if event.origin == "quiet" else {}),
              "at": dt.datetime.fromtimestamp(self.clock.wall(), dt.UTC).isoformat()}))

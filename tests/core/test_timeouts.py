@@ -146,6 +146,26 @@ def test_not_started_is_a_row_naming_the_failed_delivery() -> None:
     [row] = rows(out)
     assert row.badge is Badge.TIMED_OUT and row.trigger == "not started"
     assert row.readings["timeout"] == "not_started"
+    assert row.reason.startswith("not started within 5 min of a message")
+
+
+def test_the_report_flags_each_timeout_and_loop_row_as_its_own_anomaly() -> None:
+    """The incident report (core.anomalies) reads rows by their words: a not-started row must
+    not read as a resume that did not start, and a loop row is a loop."""
+    from pitcrew.supervisor.core.anomalies import ROW_RULES
+    from pitcrew.supervisor.core.records import LoopSeen
+
+    def kind(row) -> str:
+        said = " ".join([row.trigger, row.reason, row.badge.value])
+        return next(k for k, _, rx in ROW_RULES if rx.search(said))
+
+    run = Run()
+    run.prompt(at=T0)
+    made = [*rows(run.feed(TimedOut("not_started", 300.0), T0)),
+            *rows(run.feed(TimedOut("soft", 1200.0, busy()), T0 + 1200)),
+            *rows(run.feed(LoopSeen("Bash: make (error) ×3", screen=busy()), T0 + 1300)),
+            *rows(run.feed(TimedOut("hard", 9000.0, busy()), T0 + 9000))]
+    assert [kind(r) for r in made] == ["timeout", "timeout", "loop", "timeout"]
 
 
 def test_timeouts_do_nothing_with_autopilot_off_or_no_task() -> None:
