@@ -112,6 +112,7 @@ class Effects:
             return
         self.type_line(w, action.text, action.kind.value)
         w.typed_at, w.typed_text = self.clock.mono(), action.text
+        w.delivered_at = w.typed_at   # the not-started clock: the agent must get busy now
 
     def skip(self, w: Watched, reason: str) -> None:
         inc = w.state.incident
@@ -129,7 +130,6 @@ class Effects:
             self.press_enter(earlier)      # never leave an earlier line without its Enter
         self.tmux.send_text(w.pane_id, text)
         w.last_read = float("-inf")          # what was read before typing is stale now
-        w.delivered_at = self.clock.mono()   # the not-started clock: it must get busy now
         event = PressEnter(w.key, w.pane_id, what)
         self.pending_enter[w.key] = event
         self.scheduler.at(self.clock.wall() + ENTER_GAP, event, key=f"enter:{w.key}")
@@ -167,6 +167,8 @@ class Effects:
             self.scheduler.at(s.at, DeliveryDue(d.id), key=f"delivery:{d.id}")
         elif s.do is Do.TYPE and w is not None:
             self.type_line(w, d.text, f"a queued {d.kind}")
+            w.delivered_at = self.clock.mono()   # the not-started clock (a shell command
+            # typed to relaunch an agent is no message: it does not start this clock)
             # the append-only ledger outlives state.json: a replayed command never types twice
             self.ledger.append(Decision(
                 Badge.TYPED, self.clock.wall(), w.state.terminal, w.state.agent, d.text[:200],

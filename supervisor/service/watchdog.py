@@ -76,6 +76,8 @@ class Watchdog:
         if inc is not None and inc.phase is Phase.HOLD and inc.hold in HELD:
             return   # Autopilot stopped acting here: no more checks until a new prompt
         running = w.state.task is not None
+        if w.agent_pid is None:
+            w.delivered_at = None   # a gone agent starts nothing: its exit is handled apart
         if not running:
             w.task_started = None
         elif w.task_started is None:

@@ -180,3 +180,11 @@ def test_with_diagnosis_off_a_loop_goes_to_autopilot_on_the_local_reading(
     assert s.diagnosed == []
     assert [o.what for o in s.fed.observations if isinstance(o, LoopSeen)] == [
         "Bash: pytest -q (error) ×3"]
+
+
+def test_a_gone_agent_has_no_not_started_clock(tmp_path: Path) -> None:
+    s = Setup(tmp_path)
+    s.w = make_watched(agent_pid=None)
+    s.w.delivered_at = s.clock.mono()
+    s.minutes(10)
+    assert timed_out(s.fed) == [] and s.diagnosed == []
