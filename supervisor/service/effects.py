@@ -112,7 +112,8 @@ class Effects:
             return
         self.type_line(w, action.text, action.kind.value)
         w.typed_at, w.typed_text = self.clock.mono(), action.text
-        w.delivered_at = w.typed_at   # the not-started clock: the agent must get busy now
+        w.delivered_at, w.delivered_sig = w.typed_at, w.progress_sig   # the not-started
+        # clock: the agent must get busy (or answer) now
 
     def skip(self, w: Watched, reason: str) -> None:
         inc = w.state.incident
@@ -167,8 +168,9 @@ class Effects:
             self.scheduler.at(s.at, DeliveryDue(d.id), key=f"delivery:{d.id}")
         elif s.do is Do.TYPE and w is not None:
             self.type_line(w, d.text, f"a queued {d.kind}")
-            w.delivered_at = self.clock.mono()   # the not-started clock (a shell command
-            # typed to relaunch an agent is no message: it does not start this clock)
+            # the not-started clock (a shell command typed to relaunch an agent is no
+            # message: it does not start this clock)
+            w.delivered_at, w.delivered_sig = self.clock.mono(), w.progress_sig
             # the append-only ledger outlives state.json: a replayed command never types twice
             self.ledger.append(Decision(
                 Badge.TYPED, self.clock.wall(), w.state.terminal, w.state.agent, d.text[:200],

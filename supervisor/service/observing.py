@@ -40,7 +40,8 @@ CHECKED_WHEN_QUIET = frozenset({ScreenState.BUSY, ScreenState.UNKNOWN,
                                 ScreenState.CONNECTION_LOST, ScreenState.RATE_LIMIT,
                                 ScreenState.LOGIN_REQUIRED})
 Feed = Callable[[Watched, Observation], object]
-STARTED_AFTER = 3.0     # seconds: progress this long after Pitcrew typed is the agent's answer
+ANSWER_LINES = 2        # new lines since Pitcrew typed that show the agent took it up: the
+                        # echo of the message and at least one more (an instant answer)
 SCREEN_STEPS = 50       # distinct screen states kept per task for the loop detector
 
 
@@ -94,6 +95,12 @@ def _prompt_rows(text: str, prefix: str) -> list[str]:
         return []
     return [line[len(prefix):].strip() for line in text.split("\n")
             if line.startswith(prefix) and line[len(prefix):].strip()]
+
+
+def answered(before: str, now: str) -> bool:
+    """Whether the screen (spinners and timers removed) shows more than the echo of a typed
+    message: an agent that answers at once never shows a busy phase."""
+    return len(set(now.split("\n")) - set(before.split("\n"))) >= ANSWER_LINES
 
 
 def session_of(w: Watched) -> str | None:
@@ -197,14 +204,14 @@ class Observer:
 
     def note_progress(self, w: Watched, text: str, screen: Classification) -> None:
         """The clocks of the idle and not-started timeouts: only a change beyond the provider's
-        spinners and timers is progress; a busy screen (or progress a moment after Pitcrew
-        typed) means the typed text was taken up."""
+        spinners and timers is progress; a busy screen, or new lines beyond the echo of what
+        Pitcrew typed, mean the typed text was taken up."""
         mono = self.clock.mono()
         sig = progress_text(text, w.provider.screen.progress_ignore)
         if sig != w.progress_sig:
             w.progress_sig, w.last_progress = sig, mono
             w.fired.discard(Timeout.IDLE.value)
-            if w.delivered_at is not None and mono - w.delivered_at > STARTED_AFTER:
+            if w.delivered_at is not None and answered(w.delivered_sig, sig):
                 w.delivered_at = None
         if screen.state is ScreenState.BUSY:
             w.delivered_at = None

@@ -60,6 +60,7 @@ class Watched:
     last_progress: float = 0.0            # the screen last changed beyond its spinners
     progress_sig: str = ""                # the screen without its spinners, at that change
     delivered_at: float | None = None     # text typed; cleared once the agent gets busy
+    delivered_sig: str = ""               # progress_sig when it was typed
     fired: set[str] = field(default_factory=set)   # timeouts fired since their clock started
     screen_steps: tuple[Step, ...] = ()   # distinct screen states of the running task
     transcript_from: int | None = None    # the session file's size when the task started

@@ -177,3 +177,18 @@ def test_a_busy_screen_means_the_typed_text_was_taken_up() -> None:
     s.observer.screen(w)
     assert w.delivered_at is None
     assert [step.key for step in w.screen_steps][-1].startswith("screen:busy:")
+
+
+def test_an_instant_answer_takes_the_message_up_but_its_echo_alone_does_not() -> None:
+    s = Setup()
+    w = s.rig.terminal()
+    s.observer.screen(w)
+    w.delivered_at, w.delivered_sig = s.rig.clock.mono(), w.progress_sig
+    s.rig.tmux.screens["%1"] = IDLE.replace("fake> ", "fake> hello\nfake> ")   # echo only
+    w.last_read = float("-inf")
+    s.observer.screen(w)
+    assert w.delivered_at is not None          # accepted, never started: the clock runs on
+    s.rig.tmux.screens["%1"] = idle_after("hello")                 # echo and an answer
+    w.last_read = float("-inf")
+    s.observer.screen(w)
+    assert w.delivered_at is None
