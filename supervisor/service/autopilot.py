@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from pitcrew.supervisor.core.autopilot import decide, resume_now, set_mode
 from pitcrew.supervisor.core.policy import RestartPolicy
-from pitcrew.supervisor.core.records import Action, Observation
+from pitcrew.supervisor.core.records import Action, Observation, Record
 from pitcrew.supervisor.core.settings import Context, Mode
 from pitcrew.supervisor.service.effects import Effects
 from pitcrew.supervisor.service.ports import Changed, Clock, Persist
@@ -83,7 +83,9 @@ class AutopilotService:
         return actions
 
     def run(self, w: Watched, actions: tuple[Action, ...]) -> None:
-        for action in actions:
+        # the ledger rows first: what Pitcrew does is written down before it is done, so a
+        # kill in between never leaves a continue typed that no row speaks of
+        for action in sorted(actions, key=lambda a: not isinstance(a, Record)):
             self.effects.run(w, action)
 
     def resume_now(self, w: Watched) -> bool:

@@ -133,6 +133,8 @@ class Supervisor:
         self.hooks = Spool(app.paths.data_dir / "hook-events.jsonl")
         self._last_delivery_sweep = -1e9
         self.book.parts["launch"] = self.launch_json
+        self.book.parts["typed"] = self.effects.typed_json
+        self.effects.persist = self.book.save
 
     def _wire(self, off_for_launch: bool) -> None:
         """Each part gets the ports it uses, never this object."""
@@ -273,6 +275,7 @@ class Supervisor:
     def start(self) -> None:
         """What a (re)start picks up: the panes, the waits in state.json, queued messages."""
         self.rescan()
+        self.effects.finish_typed(self.book.extra("typed"))   # a line typed, Enter not pressed
         for w in self.watched.values():
             self.autopilot.run(w, restore(w.state, self.clock.wall()))
         self.close_lost_incidents()
