@@ -112,7 +112,7 @@ def finish(point: Point, tmux: TmuxServer, home: Path, pane: str) -> None:
     if point.incident != "send":
         wait_until(lambda: CONTINUE_MESSAGE in prompts(tmux), 20,
                    message=lambda: str(prompts(tmux)))
-    time.sleep(1.5)
+    time.sleep(1.0)
 
 
 @pytest.mark.parametrize("point", POINTS.values(), ids=POINTS.keys())
@@ -124,7 +124,8 @@ def test_a_kill_9_at_any_step_resumes_once_and_types_nothing_twice(
         (Path(env["FAULTS_FAKES"]) / "behaviour.json").write_text(
             (Path(env["FAULTS_FAKES"]) / "behaviour.json").read_text().replace(
                 '"do": "json"', '"do": "hang"'))
-    first = watch(tmux, {"kill_at": point.step, "kill_nth": point.nth}, env=env)
+    scale = "0.04" if point.incident == "crashloop" else "0.1"   # a 120 s crash-loop cooldown
+    first = watch(tmux, {"kill_at": point.step, "kill_nth": point.nth}, env=env, scale=scale)
     first.wait_for(f"{pane}: idle")
     trigger(point, tmux, pane)
     killed(first, timeout=60)
@@ -132,12 +133,12 @@ def test_a_kill_9_at_any_step_resumes_once_and_types_nothing_twice(
         (Path(env["FAULTS_FAKES"]) / "behaviour.json").write_text(
             (Path(env["FAULTS_FAKES"]) / "behaviour.json").read_text().replace(
                 '"do": "hang"', '"do": "json"'))
-    again = watch(tmux, env=env)
+    again = watch(tmux, env=env, scale=scale)
     try:
         finish(point, tmux, home, pane)
     finally:
         assert again.stop() == 0
-        print("FIRST\n" + "\n".join(first.lines) + "\nAGAIN\n" + "\n".join(again.lines))
+        print("before the kill:", *first.lines, "after the restart:", *again.lines, sep="\n")
     got = badges(home)
     received = prompts(tmux)
     if point.incident == "send":

@@ -50,18 +50,25 @@ def _install(config: dict[str, Any]) -> None:
 
         setattr(cls, method, wrapped)
 
-    def before(cls: Any, method: str, name: str) -> None:
+    def before(cls: Any, method: str, name: Any) -> None:
         original = getattr(cls, method)
 
         def wrapped(*args: Any, **kwargs: Any) -> Any:
-            step(name)
+            label = name(*args, **kwargs) if callable(name) else name
+            if label:
+                step(label)
             return original(*args, **kwargs)
 
         setattr(cls, method, wrapped)
 
+    def waiting(self: Any, key: str) -> str:
+        w = self.watched.get(key)
+        inc = w.state.incident if w is not None else None
+        return "wait_over" if inc is not None and inc.phase.value == "waiting" else ""
+
     # STEPS of an incident, in order
     after(observing.Observer, "exited", "exit_seen")               # decided, wait scheduled
-    before(loop.Supervisor, "wake", "wait_over")                   # a wait ended, not acted
+    before(loop.Supervisor, "wake", waiting)                       # a wait ended, not acted
     after(relaunching.Relauncher, "relaunch", "resume_started")    # not confirmed yet
     after(effects.Effects, "type_line",                            # text typed, no Enter yet
           lambda self, w, text, what: {"continue": "continue_typed",
