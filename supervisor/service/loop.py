@@ -79,6 +79,7 @@ LOOP_TICK = 0.25
 DELIVERY_SWEEP_EVERY = 5.0   # seconds: re-check deliveries even without a job
 PUBLISH_EVERY = 0.2     # seconds: at most five views a second for a UI
 REPUBLISH_EVERY = 5.0   # … and one anyway now and then ("3 min ago" moves on)
+RECORD_RETRY_EVERY = 2.0  # seconds: retry a data folder that refused a write
 COMMAND_MAX_AGE = 3600.0  # seconds: older queued commands are not replayed by a first start
 
 __all__ = ["Stop", "Supervisor"]
@@ -135,6 +136,8 @@ class Supervisor:
         self.book.parts["launch"] = self.launch_json
         self.book.parts["typed"] = self.effects.typed_json
         self.effects.persist = self.book.save
+        self.autopilot.can_record = lambda: not self.ledger.failing
+        self._last_record_retry = -1e9
 
     def _wire(self, off_for_launch: bool) -> None:
         """Each part gets the ports it uses, never this object."""
@@ -366,8 +369,20 @@ class Supervisor:
         self.autopilot.feed(w, Tick(reading.screen, reading.alive if reading.screen else False,
                                     active))
 
+    def catch_up(self, mono: float) -> None:
+        """The data folder refused a write (full, read-only): try again; once both files take
+        writes, decide what was held back meanwhile."""
+        self._last_record_retry = mono
+        if self.ledger.flush() and self.book.save():
+            if held := self.autopilot.catch_up(self.watched):
+                log.info("caught up on %d observation(s) held while nothing could be recorded",
+                         held)
+
     def housekeeping(self) -> None:
         mono = self.clock.mono()
+        if (self.autopilot.held or self.ledger.failing or self.book.failed) \
+                and mono - self._last_record_retry > RECORD_RETRY_EVERY:
+            self.catch_up(mono)
         since = mono - self.discovery.last_rescan
         if since > RESCAN_EVERY or (not self.controls and since > NO_SERVER_RESCAN_EVERY):
             self.rescan()   # with no session there is no control client to tell us of one

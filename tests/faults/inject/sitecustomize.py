@@ -151,18 +151,18 @@ def _disk(path: str, ledger: Any, state_store: Any) -> None:
             code = getattr(errno, name)
             raise OSError(code, os.strerror(code))
 
-    original_append = ledger.Ledger.append
+    original_write = ledger.Ledger._write
     original_save = state_store.save
 
-    def append(self: Any, decision: Any) -> None:
+    def write(self: Any, data: bytes) -> None:
         fault()
-        original_append(self, decision)
+        original_write(self, data)
 
     def save(target: Any, snapshot: Any) -> None:
         fault()
         original_save(target, snapshot)
 
-    ledger.Ledger.append = append
+    ledger.Ledger._write = write
     state_store.save = save
 
 
