@@ -35,7 +35,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from pitcrew.supervisor.core.errors import TmuxError, TmuxNotFound
+from pitcrew.supervisor.core.errors import TmuxError, TmuxNotFound, TmuxTimeout
 
 log = logging.getLogger(__name__)
 
@@ -204,7 +204,7 @@ class Tmux:
                 f"tmux is not installed (looked for {self.binary!r} on PATH)"
             ) from None
         except subprocess.TimeoutExpired:
-            raise TmuxError(f"tmux {args[0]} did not answer within {self.timeout:g}s") from None
+            raise TmuxTimeout(f"tmux {args[0]} did not answer within {self.timeout:g}s") from None
         result = TmuxResult(
             tuple(args),
             proc.returncode,
@@ -236,8 +236,8 @@ class Tmux:
         fmt = SEP.join(f"#{{{name}}}" for name in fields)
         try:
             result = self.run(*args, "-F", fmt)
-        except TmuxNotFound:
-            raise
+        except (TmuxNotFound, TmuxTimeout):
+            raise    # unknown, not empty: a hung tmux must not look like a server with no panes
         except TmuxError:
             return []
         return result.stdout.splitlines() if result.ok else []

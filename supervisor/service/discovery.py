@@ -100,6 +100,9 @@ class Discovery:
         for key in list(self.watched):
             if key not in seen:
                 log.info("%s: pane closed", key)
+                if self.watched[key].state.incident is not None:   # never lost silently
+                    self.feed(self.watched[key], Superseded(
+                        "the pane is gone (closed, or its tmux server went away)"))
                 self.watched.pop(key)
                 self.changed()
 

@@ -32,6 +32,7 @@ from pitcrew.supervisor.api.build import ViewCache, build_view
 from pitcrew.supervisor.api.commands import Command, parse
 from pitcrew.supervisor.api.view import View
 from pitcrew.supervisor.core.autopilot import restore
+from pitcrew.supervisor.core.errors import TmuxNotFound, TmuxTimeout
 from pitcrew.supervisor.core.policy import RestartPolicy
 from pitcrew.supervisor.core.records import Badge, Decision, Phase, Superseded, Tick
 from pitcrew.supervisor.core.settings import Mode
@@ -79,6 +80,7 @@ LOOP_TICK = 0.25
 DELIVERY_SWEEP_EVERY = 5.0   # seconds: re-check deliveries even without a job
 PUBLISH_EVERY = 0.2     # seconds: at most five views a second for a UI
 REPUBLISH_EVERY = 5.0   # … and one anyway now and then ("3 min ago" moves on)
+TMUX_RETRY = 2.0          # seconds: an event tmux did not answer for is tried again then
 RECORD_RETRY_EVERY = 2.0  # seconds: retry a data folder that refused a write
 COMMAND_MAX_AGE = 3600.0  # seconds: older queued commands are not replayed by a first start
 
@@ -138,6 +140,7 @@ class Supervisor:
         self.effects.persist = self.book.save
         self.autopilot.can_record = lambda: not self.ledger.failing
         self._last_record_retry = -1e9
+        self._tmux_trouble: str | None = None
 
     def _wire(self, off_for_launch: bool) -> None:
         """Each part gets the ports it uses, never this object."""
@@ -267,13 +270,31 @@ class Supervisor:
                     event = None
                 if isinstance(event, Stop):
                     break
-                if event is not None:
-                    self.handle(event)
-                self.housekeeping()
+                self.step(event)
                 self.maybe_publish()
         finally:
             self.shutdown()
         return 0
+
+    def step(self, event: object) -> None:
+        """One event and the housekeeping after it. tmux hung or gone for a moment (an
+        upgrade, a stuck server) costs this step, not the watcher: said once, the event is
+        tried again shortly (a wake-up or an exit is never dropped), nothing known is
+        forgotten."""
+        try:
+            if event is not None:
+                self.handle(event)
+            self.housekeeping()
+        except (TmuxTimeout, TmuxNotFound) as exc:
+            if self._tmux_trouble is None:
+                log.error("%s; keeping what is known and trying again", exc)
+            self._tmux_trouble = str(exc)
+            if event is not None and not isinstance(event, Output | Topology):
+                self.scheduler.at(self.clock.wall() + TMUX_RETRY, event)
+            return
+        if self._tmux_trouble is not None:
+            log.warning("tmux answers again")
+            self._tmux_trouble = None
 
     def start(self) -> None:
         """What a (re)start picks up: the panes, the waits in state.json, queued messages."""
