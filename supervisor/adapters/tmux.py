@@ -259,8 +259,19 @@ class Tmux:
             return self.list_panes(reap=False)
         return panes
 
-    def pane(self, pane_id: str) -> PaneInfo | None:
-        return next((p for p in self.list_panes() if p.pane_id == pane_id), None)
+    def pane(self, pane_id: str, reap: bool = True) -> PaneInfo | None:
+        """One pane (None: gone). Lists only the window it is in: asked once a second for each
+        busy pane, listing every pane of a 200-pane server each time cost O(panes²)."""
+        if not pane_id.startswith("%"):
+            return next((p for p in self.list_panes() if p.pane_id == pane_id), None)
+        rows = self._rows(PANE_FIELDS, "list-panes", "-t", pane_id)
+        found = next((p for p in map(parse_pane_line, rows)
+                      if p is not None and p.pane_id == pane_id), None)
+        if reap and found is not None and found.dead and found.dead_status is None \
+                and found.dead_signal is None:
+            self.run("run-shell", "true")  # make tmux reap the zombie it missed (see above)
+            return self.pane(pane_id, reap=False)
+        return found
 
     def has_session(self, name: str) -> bool:
         """Exact-name match (`=name`), so `api` never matches `api-2`."""
