@@ -68,7 +68,7 @@ class Effects:
         self.post = post
         self.pending_enter: dict[str, PressEnter] = {}   # typed, Enter not pressed yet
         self.typed_lines: dict[str, str] = {}            # … and what was typed
-        self.persist: Callable[[], None] = lambda: None  # state.json (set by the loop)
+        self.persist: Callable[[], bool | None] = lambda: None   # state.json (set by the loop)
         # set by the loop once the partners exist (they need the effects executor too)
         self.fail_over: FailOver = lambda w, reason: None
         self.diagnose: Diagnose = lambda w, failures: None

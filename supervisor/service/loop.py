@@ -402,10 +402,9 @@ class Supervisor:
         """The data folder refused a write (full, read-only): try again; once both files take
         writes, decide what was held back meanwhile."""
         self._last_record_retry = mono
-        if self.ledger.flush() and self.book.save():
-            if held := self.autopilot.catch_up(self.watched):
-                log.info("caught up on %d observation(s) held while nothing could be recorded",
-                         held)
+        if self.ledger.flush() and self.book.save() and \
+                (held := self.autopilot.catch_up(self.watched)):
+            log.info("caught up on %d observation(s) held while nothing could be recorded", held)
 
     def housekeeping(self) -> None:
         mono = self.clock.mono()

@@ -45,7 +45,8 @@ def test_a_disk_that_refuses_writes_holds_every_action_then_catches_up_once(
         healed = time.time()
         disk.write_text("")
         got = wait_badges(home, "Resumed", "Continued", timeout=30)
-        wait_until(lambda: CONTINUE_MESSAGE in prompts(tmux), 20, message=lambda: str(prompts(tmux)))
+        wait_until(lambda: CONTINUE_MESSAGE in prompts(tmux), 20,
+                   message=lambda: str(prompts(tmux)))
         time.sleep(1.0)
     finally:
         assert w.stop() == 0

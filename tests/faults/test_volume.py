@@ -37,6 +37,11 @@ def tiny_home(pitcrew_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return pitcrew_home
 
 
+def resumed(home: Path, count: int) -> None:
+    wait_until(lambda: badges(home).count("Continued") >= count, 120,
+               message=lambda: f"{count} resumes in {badges(home)[-12:]} …")
+
+
 def counters(pid: int) -> tuple[int, int]:
     proc = psutil.Process(pid)
     return proc.num_fds(), proc.memory_info().rss
@@ -62,9 +67,7 @@ def test_200_panes_of_churn_miss_no_exit_and_keep_fds_and_memory_flat(
                 else:
                     tmux.type(pane, rng.choice(["work", "work", "hello"]))
             crashed.update(crashing)
-            expected = len(crashed)
-            wait_until(lambda: badges(tiny_home).count("Continued") >= expected, 120,
-                       message=lambda: f"{expected} resumes in {badges(tiny_home)[-12:]} …")
+            resumed(tiny_home, len(crashed))
         wait_until(lambda: all("tiny>" in tmux.screen(p).rstrip().splitlines()[-1]
                                for p in panes), 30, message="every agent at rest")
         after = counters(w.proc.pid)

@@ -16,6 +16,7 @@ inherits it, and wraps a few seams of the running app:
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
@@ -131,10 +132,8 @@ def _clock(path: str, clock: Any, loop: Any) -> None:
                 offset[0] = value
                 print(f"faults: wall clock offset {value:+.0f} s", flush=True)
                 for s in schedulers:
-                    try:
+                    with contextlib.suppress(Exception):
                         s.wakeup()   # as after a resume: overdue jobs run now
-                    except Exception:
-                        pass
             time.sleep(0.05)
 
     threading.Thread(target=watch, daemon=True).start()
