@@ -21,7 +21,7 @@ from typing import Any
 from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.schedulers.base import BaseScheduler
 
-from pitcrew.supervisor.adapters import processes
+from pitcrew.supervisor.adapters import leftovers, processes
 from pitcrew.supervisor.adapters.clock import SystemClock, local_zone
 from pitcrew.supervisor.adapters.control import ControlClient
 from pitcrew.supervisor.adapters.exits import ExitWatcher
@@ -305,7 +305,10 @@ class Supervisor:
             self._tmux_trouble = None
 
     def start(self) -> None:
-        """What a (re)start picks up: the panes, the waits in state.json, queued messages."""
+        """What a (re)start picks up: the panes, the waits in state.json, queued messages;
+        and checkers a killed Pitcrew left running are stopped."""
+        os.environ[leftovers.OWNER_VAR] = str(self.app.paths.data_dir)
+        leftovers.sweep(os.environ[leftovers.OWNER_VAR])
         self.rescan()
         self.effects.finish_typed(self.book.extra("typed"))   # a line typed, Enter not pressed
         for w in self.watched.values():

@@ -9,12 +9,14 @@ received was typed twice, and no incident is lost.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import psutil
 import pytest
 
 from pitcrew.supervisor.core.recovery import CONTINUE_MESSAGE
@@ -54,6 +56,13 @@ POINTS = {
     "a queued message typed, before its Enter": Point("message_typed", 1, "send"),
     "while a checker runs": Point("checker_running", 1, "checker"),
 }
+
+
+def running(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
 
 
 def pitcrew(*args: str, tmux: TmuxServer) -> subprocess.CompletedProcess[str]:
@@ -141,6 +150,10 @@ def test_a_kill_9_at_any_step_resumes_once_and_types_nothing_twice(
         print("before the kill:", *first.lines, "after the restart:", *again.lines, sep="\n")
     got = badges(home)
     received = prompts(tmux)
+    if point.incident == "checker":      # the hung checker the killed watcher left behind
+        hung = [r for r in map(json.loads, (Path(env["FAULTS_FAKES"]).parent / "runs.jsonl")
+                               .read_text().splitlines()) if r.get("do") == "hang"]
+        assert hung and all(not running(r[k]) for r in hung for k in ("pid", "child_pid"))
     if point.incident == "send":
         assert received == ["work 1"], "the message arrived exactly once"
         assert got == ["Typed"]
