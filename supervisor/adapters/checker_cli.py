@@ -230,7 +230,7 @@ def run_checker(
     stdin = prompt if checker.prompt == "stdin" else None
     workdir = ""
     try:
-        workdir = tempfile.mkdtemp(prefix="pitcrew-checker-")
+        workdir = tempfile.mkdtemp(prefix=leftovers.WORKDIR_PREFIX)
         code, stdout, stderr = _run(argv, env, workdir, stdin, limit, choice.provider)
     except (OSError, ValueError, subprocess.SubprocessError) as exc:
         return attempt(Outcome.ERROR, f"cannot run {argv[0]}: {exc}"), None
