@@ -14,6 +14,7 @@ from typing import Protocol
 
 from pitcrew.supervisor.adapters.checker_cli import CANDIDATES, installed
 from pitcrew.supervisor.adapters.clock import local_zone
+from pitcrew.supervisor.adapters.usage import UsageReader
 from pitcrew.supervisor.api.view import (
     CheckerView,
     DecisionView,
@@ -23,8 +24,10 @@ from pitcrew.supervisor.api.view import (
     View,
     recent_decisions,
 )
+from pitcrew.supervisor.core.health import Health
 from pitcrew.supervisor.core.policy import RestartPolicy
 from pitcrew.supervisor.core.records import Incident, Phase
+from pitcrew.supervisor.core.usage import TokenTotals, totals
 from pitcrew.supervisor.service.app_context import AppContext
 from pitcrew.supervisor.service.autopilot import AutopilotService
 from pitcrew.supervisor.service.ports import Clock
@@ -37,6 +40,7 @@ from pitcrew.supervisor.store.ledger import Ledger
 ACTIVITY = 30
 DEFAULT_LIMITS = Limits()
 INSTALLED_EVERY = 10.0
+TOKENS_EVERY = 15.0      # a terminal's session file is re-read for its tokens at most this often
 # Suggestions for the model picker; any other model can be typed in.
 KNOWN_MODELS: dict[str, tuple[str, ...]] = {
     "claude": ("opus", "sonnet", "haiku"),
@@ -55,6 +59,8 @@ HOLDS = {
     "paused": "Autopilot is paused", "hourly_cap": "{hourly_cap} resumes this hour",
     "backup": "no backup could take over", "cannot_resume": "the session cannot be resumed",
     "shell_busy": "the shell is busy with another program",
+    "hard_timeout": "it ran past the hard time limit",
+    "looping": "it kept repeating the same steps",
 }
 
 
@@ -94,6 +100,8 @@ class ViewCache:
         self.decisions: tuple[DecisionView, ...] = ()
         self.installed: dict[str, bool] = {}
         self.installed_at = -1e9
+        self.usage = UsageReader()
+        self.tokens: dict[str, tuple[float, str]] = {}   # key → (read at, text)
 
 
 def build_view(sup: ViewSource) -> View:
@@ -114,7 +122,7 @@ def build_view(sup: ViewSource) -> View:
         status_line=sup.autopilot.status_line(),
         consent=sup.book.consent,
         consent_asked=sup.book.consent_asked,
-        terminals=tuple(_terminal(sup, w, now, limits)
+        terminals=tuple(_terminal(sup, w, now, limits, _tokens(sup, w, cache))
                         for w in sorted(sup.watched.values(), key=lambda w: w.key)),
         decisions=cache.decisions,
         activity=cache.rows,
@@ -129,10 +137,13 @@ def build_view(sup: ViewSource) -> View:
     )
 
 
-def _terminal(sup: ViewSource, w: Watched, now: float, limits: Limits) -> TerminalView:
+def _terminal(sup: ViewSource, w: Watched, now: float, limits: Limits,
+              tokens: str = "") -> TerminalView:
     pane = w.state.terminal
     dead = w.agent_pid is None and bool(w.timeline) and w.timeline[-1][1] == "exited"
     state = "exited" if dead else (w.screen.state.value if w.screen else "unknown")
+    if state == "busy" and w.state.health is Health.LOOPING:
+        state = "looping"    # working, but repeating the same steps
     seat = sup.seats.seat_of(w.key)
     inc = w.state.incident
     return TerminalView(
@@ -140,7 +151,28 @@ def _terminal(sup: ViewSource, w: Watched, now: float, limits: Limits) -> Termin
         project=w.cwd, state=state, session_id=w.state.session_id,
         last_activity=w.last_output_wall or None, timeline=tuple(w.timeline),
         task=w.state.task, seat=seat.name if seat else None, note=_note(w, now, limits),
-        waiting_on_you=inc is not None and inc.phase in (Phase.HOLD, Phase.STOPPED))
+        waiting_on_you=inc is not None and inc.phase in (Phase.HOLD, Phase.STOPPED),
+        tokens=tokens)
+
+
+def _tokens(sup: ViewSource, w: Watched, cache: ViewCache) -> str:
+    """The tokens of the terminal's session, as its row shows them (re-read at most every
+    TOKENS_EVERY seconds; the reader parses only what the file gained)."""
+    mono = sup.clock.mono()
+    seen = cache.tokens.get(w.key)
+    if seen is not None and mono - seen[0] < TOKENS_EVERY:
+        return seen[1]
+    steps = cache.usage.for_session(w.provider, w.state.session_id, w.cwd)
+    text = tokens_text(totals(steps)) if steps else ""
+    cache.tokens[w.key] = (mono, text)
+    return text
+
+
+def tokens_text(t: TokenTotals) -> str:
+    """"1.6M tokens · $0.42" (the cost only where the CLI records one)."""
+    n = t.tokens
+    amount = f"{n / 1e6:.1f}M" if n >= 1e6 else (f"{n / 1e3:.0f}k" if n >= 1e3 else str(n))
+    return f"{amount} tokens" + (f" · ${t.cost:,.2f}" if t.cost is not None else "")
 
 
 def _note(w: Watched, now: float, limits: Limits) -> str:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pitcrew.supervisor.core.rules import Command, ScreenRules
+from pitcrew.supervisor.core.usage import UsageFields
 
 # The agent CLIs that may read another agent's screen as checkers (SPEC §3), in the order
 # used when the user chose none.
@@ -129,6 +130,36 @@ class Checker:
 
 
 @dataclass(frozen=True, slots=True)
+class RecordPick:
+    """Where a session transcript keeps one kind of record (a tool call, or its result).
+
+    `record`: field = value conditions a JSON line must meet (a value may list `a|b`);
+    `items`: the dotted path to the list (or the one object) of items inside it, "" for the
+    record itself; `item`: conditions on an item. The rest are dotted paths in an item (a
+    path may list `a|b`, the first present wins): `name` and `args` of a call, `id` pairing a
+    result with its call, `output` of a result, and `error` — a path whose true value marks
+    a failed call, or `regex:…` searched in `output`.
+    """
+
+    record: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    items: str = ""
+    item: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    name: str = ""
+    args: str = ""
+    id: str = ""
+    output: str = ""
+    error: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class TranscriptSpec:
+    """The tool calls (and their results) in a CLI's session file, for loop detection."""
+
+    call: RecordPick
+    result: RecordPick | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Provider:
     name: str
     display_name: str
@@ -138,6 +169,8 @@ class Provider:
     sessions: SessionStore
     screen: ScreenRules
     checker: Checker | None = None
+    transcript: TranscriptSpec | None = None
+    usage: UsageFields | None = None      # where its session files record token usage
     homepage: str = ""
     install: str = ""
     verified: Mapping[str, str] = field(default_factory=dict)
@@ -160,4 +193,5 @@ class Provider:
             "checker": self.can_check,
             "continue_in_place": self.screen.continue_message is not None,
             "launch_with_session_id": bool(self.launch.session_id),
+            "token_usage": self.usage is not None,
         }

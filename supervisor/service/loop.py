@@ -3,9 +3,10 @@
 Events arrive from tmux control-mode clients (output, panes appearing), the exit watcher (an
 agent process is gone), scheduler jobs (a wait is over, a delivery is due, the Enter after a
 typed line), diagnoses finishing, hook reports and commands. Between events the loop reads
-screens that changed, reports tasks that went quiet, and every few seconds re-lists panes as
-a fallback. `Supervisor` wires the parts together, each with the narrow ports it uses
-(`service/ports.py`); `pitcrew watch` and the tray app run this same class.
+screens that changed, checks running tasks against their timeouts and for loops
+(`service/watchdog.py`), and every few seconds re-lists panes as a fallback. `Supervisor`
+wires the parts together, each with the narrow ports it uses (`service/ports.py`); `pitcrew
+watch` and the tray app run this same class.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.schedulers.base import BaseScheduler
 
-from pitcrew.supervisor.adapters import leftovers, processes
+from pitcrew.supervisor.adapters import leftovers, processes, transcripts
 from pitcrew.supervisor.adapters.clock import SystemClock, local_zone
 from pitcrew.supervisor.adapters.control import ControlClient
 from pitcrew.supervisor.adapters.exits import ExitWatcher
@@ -60,13 +61,15 @@ from pitcrew.supervisor.service.events import (
 )
 from pitcrew.supervisor.service.identity import ServerWatch
 from pitcrew.supervisor.service.inbox import Inbox
-from pitcrew.supervisor.service.observing import AT_REST, Observer
+from pitcrew.supervisor.service.observing import AT_REST, Observer, session_file
 from pitcrew.supervisor.service.reading import Reader
 from pitcrew.supervisor.service.relaunching import Relauncher
+from pitcrew.supervisor.service.reruns import Reruns
 from pitcrew.supervisor.service.seats import SeatBook
 from pitcrew.supervisor.service.settings import Settings
 from pitcrew.supervisor.service.statebook import StateBook
-from pitcrew.supervisor.service.watched import Watched
+from pitcrew.supervisor.service.watchdog import Watchdog
+from pitcrew.supervisor.service.watched import Watched, is_ready
 from pitcrew.supervisor.store import state_store
 from pitcrew.supervisor.store.ledger import Ledger
 from pitcrew.supervisor.store.spool import Spool
@@ -138,6 +141,7 @@ class Supervisor:
         self.hooks = Spool(app.paths.data_dir / "hook-events.jsonl")
         self._last_delivery_sweep = -1e9
         self.book.parts["launch"] = self.launch_json
+        self.book.parts["reruns"] = self.reruns.to_json
         self.book.parts["typed"] = self.effects.typed_json
         self.effects.persist = self.book.save
         self.autopilot.can_record = lambda: not self.ledger.failing
@@ -166,7 +170,8 @@ class Supervisor:
                               relieve=lambda w, why: self.post(Report(w.key, Superseded(why))))
         self.autopilot = AutopilotService(clock, self.effects, book.save, self.changed, config,
                                           lambda: book.paused, self.seats.has_backup,
-                                          self.policy, off_for_launch)
+                                          self.policy, off_for_launch,
+                                          seat_of=self.seats.seat_of)
         self.diagnoses = Diagnoses(self.watched, self.reader, self.post, clock, self.ledger,
                                    self.gate, config, app.registry, lambda: book.consent,
                                    self.autopilot.feed, self.seats.fail_over,
@@ -180,14 +185,32 @@ class Supervisor:
                                  self.tmux.pane, self.tmux.kill_pane, self.close_dead_pane,
                                  processes.shell_at_prompt,
                                  lambda key: key in self.effects.pending_enter)
+        self.watchdog = Watchdog(clock, config, self.seats.seat_of, self.autopilot.feed,
+                                 self.observer.went_quiet, self.diagnoses.start, session_file,
+                                 transcripts.read_steps, transcripts.size_of,
+                                 scale=self.policy.time_scale)
+        self.autopilot.task_started = self.watchdog.task_started
         self.launches = launch_store.load(book.extra("launch"))
         self.discovery = Discovery(self.tmux, clock, self.watched, self.active_providers,
                                    self.exits, self.autopilot.feed, book.saved,
                                    self.launches.get, lambda: self.servers.ident,
                                    self.sync_sessions, self.changed,
                                    self.observer.gone_while_confirming)
+        self.reruns = Reruns(self.watched, self.tmux, clock, self.ledger, book.save,
+                             self.relauncher,
+                             lambda key, text: self.deliveries.queue(key, text, kind="rerun",
+                                                                     wait=True),
+                             self.agent_running,
+                             lambda w, why: self.post(Report(w.key, Superseded(why))),
+                             self.effects.look_again, book.extra("reruns"))
         self.inbox = Inbox(self.watched, lambda: self.tmux.label, clock, self.settings, book,
-                           self.autopilot, self.deliveries, self.seats, self.changed)
+                           self.autopilot, self.deliveries, self.seats, self.reruns,
+                           self.changed)
+
+    def agent_running(self, w: Watched) -> bool:
+        pane = self.tmux.pane(w.pane_id)
+        return (pane is not None and not pane.dead and w.agent_pid is not None
+                and processes.is_alive(w.agent_pid, w.agent_started))
 
     def typed_before(self, delivery_id: str) -> bool:
         """Whether the ledger shows this message typed (read once: replays happen at start)."""
@@ -433,6 +456,7 @@ class Supervisor:
         if mono - self._last_delivery_sweep > DELIVERY_SWEEP_EVERY:
             self._last_delivery_sweep = mono   # a fallback: jobs wake each delivery on time
             self.deliveries.due_now()
+        self.reruns.settle()
         # screens to read, the longest unread first; with events waiting (a wake-up, an exit)
         # reading stops after READ_BUDGET and goes on at the next pass: 200 busy panes once
         # held a 0.05 s wait up for 15 s
@@ -442,13 +466,13 @@ class Supervisor:
         for w in due:
             if self.clock.mono() - mono > READ_BUDGET and not self.events.empty():
                 break
+            was_ready = is_ready(w.screen)
             self.observer.screen(w)   # output after rest: read now, a prompt may start
+            if not was_ready and is_ready(w.screen):
+                self.deliveries.ready(w.key)   # a message waiting for it goes now
         for w in list(self.watched.values()):
-            quiet_for = mono - w.last_output
-            if (w.state.task is not None and not w.quiet_reported
-                    and quiet_for >= self.policy.scaled(self.settings.current().quiet_after)):
-                w.quiet_reported = True
-                self.observer.went_quiet(w, quiet_for)
+            self.watchdog.check(w)        # the task timeouts (idle, soft, hard, not started)
+            # and stuck loops
 
 
 def _int(value: object) -> int | None:
