@@ -33,7 +33,8 @@ def tiny_home(pitcrew_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (pitcrew_home / "providers").mkdir(exist_ok=True)
     shutil.copy(TINY / "tinyagent.toml", pitcrew_home / "providers" / "tinyagent.toml")
     (pitcrew_home / "config.toml").write_text(
-        "[autopilot]\nenabled = true\nquiet_after = 36000\n")
+        "[autopilot]\nenabled = true\n"     # task timeouts off: this is about exits
+        "[timeouts]\nidle = false\nsoft = false\nhard = false\nnot_started = false\n")
     return pitcrew_home
 
 
