@@ -41,6 +41,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO
 
+from pitcrew.supervisor.adapters import leftovers
 from pitcrew.supervisor.core.checker_text import Answer, build_prompt, one_line, parse_answer
 from pitcrew.supervisor.core.classifier import classify
 from pitcrew.supervisor.core.redact import redact
@@ -219,6 +220,8 @@ def run_checker(
     if choice.model and not _MODEL.fullmatch(choice.model):
         return attempt(Outcome.ERROR, f"not a model name: {choice.model!r}"), None
     env = checker_environment(checker.env, os.environ if environ is None else environ)
+    if owner := os.environ.get(leftovers.OWNER_VAR):
+        env[leftovers.OWNER_VAR] = owner      # so a restarted Pitcrew can stop a leftover
     argv = checker.argv.render(checker.model_args(choice.model), prompt=prompt)
     for exe in executables(argv):
         if shutil.which(exe, path=env["PATH"]) is None:
@@ -227,7 +230,7 @@ def run_checker(
     stdin = prompt if checker.prompt == "stdin" else None
     workdir = ""
     try:
-        workdir = tempfile.mkdtemp(prefix="pitcrew-checker-")
+        workdir = tempfile.mkdtemp(prefix=leftovers.WORKDIR_PREFIX)
         code, stdout, stderr = _run(argv, env, workdir, stdin, limit, choice.provider)
     except (OSError, ValueError, subprocess.SubprocessError) as exc:
         return attempt(Outcome.ERROR, f"cannot run {argv[0]}: {exc}"), None

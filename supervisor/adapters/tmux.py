@@ -35,7 +35,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from pitcrew.supervisor.core.errors import TmuxError, TmuxNotFound
+from pitcrew.supervisor.core.errors import TmuxError, TmuxNotFound, TmuxTimeout
 
 log = logging.getLogger(__name__)
 
@@ -204,7 +204,7 @@ class Tmux:
                 f"tmux is not installed (looked for {self.binary!r} on PATH)"
             ) from None
         except subprocess.TimeoutExpired:
-            raise TmuxError(f"tmux {args[0]} did not answer within {self.timeout:g}s") from None
+            raise TmuxTimeout(f"tmux {args[0]} did not answer within {self.timeout:g}s") from None
         result = TmuxResult(
             tuple(args),
             proc.returncode,
@@ -236,8 +236,8 @@ class Tmux:
         fmt = SEP.join(f"#{{{name}}}" for name in fields)
         try:
             result = self.run(*args, "-F", fmt)
-        except TmuxNotFound:
-            raise
+        except (TmuxNotFound, TmuxTimeout):
+            raise    # unknown, not empty: a hung tmux must not look like a server with no panes
         except TmuxError:
             return []
         return result.stdout.splitlines() if result.ok else []
@@ -259,8 +259,19 @@ class Tmux:
             return self.list_panes(reap=False)
         return panes
 
-    def pane(self, pane_id: str) -> PaneInfo | None:
-        return next((p for p in self.list_panes() if p.pane_id == pane_id), None)
+    def pane(self, pane_id: str, reap: bool = True) -> PaneInfo | None:
+        """One pane (None: gone). Lists only the window it is in: asked once a second for each
+        busy pane, listing every pane of a 200-pane server each time cost O(panes²)."""
+        if not pane_id.startswith("%"):
+            return next((p for p in self.list_panes() if p.pane_id == pane_id), None)
+        rows = self._rows(PANE_FIELDS, "list-panes", "-t", pane_id)
+        found = next((p for p in map(parse_pane_line, rows)
+                      if p is not None and p.pane_id == pane_id), None)
+        if reap and found is not None and found.dead and found.dead_status is None \
+                and found.dead_signal is None:
+            self.run("run-shell", "true")  # make tmux reap the zombie it missed (see above)
+            return self.pane(pane_id, reap=False)
+        return found
 
     def has_session(self, name: str) -> bool:
         """Exact-name match (`=name`), so `api` never matches `api-2`."""

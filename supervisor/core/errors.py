@@ -26,3 +26,8 @@ class TmuxError(PitcrewError):
 
 class TmuxNotFound(TmuxError):
     """The tmux binary is not installed or not on PATH."""
+
+
+class TmuxTimeout(TmuxError):
+    """tmux did not answer in time (hung): what it would have said is unknown — not "no
+    server", not "no pane"."""

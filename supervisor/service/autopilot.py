@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from pitcrew.supervisor.core.autopilot import decide, resume_now, set_mode
 from pitcrew.supervisor.core.policy import RestartPolicy
-from pitcrew.supervisor.core.records import Action, Observation, PromptSubmitted
+from pitcrew.supervisor.core.records import Action, Observation, PromptSubmitted, Record
 from pitcrew.supervisor.core.seats import Seat
 from pitcrew.supervisor.core.settings import Context, Mode
 from pitcrew.supervisor.service.effects import Effects
@@ -22,6 +22,7 @@ from pitcrew.supervisor.service.ports import Changed, Clock, Persist
 from pitcrew.supervisor.service.watched import Watched
 from pitcrew.supervisor.store.config import Config
 
+MAX_HELD = 1000     # observations kept while nothing can be recorded (oldest kept)
 WATCHING = ("Watching. Acts only when a running task goes quiet, its process exits, or a "
             "message to it stalls. Idle tabs are never checked.")
 
@@ -57,6 +58,16 @@ class AutopilotService:
         self.rng = rng or random.Random()
         self.seat_of = seat_of
         self.task_started: Callable[[Watched], None] = lambda w: None   # the watchdog's
+        self.can_record: Callable[[], bool] = lambda: True   # the ledger can take rows
+        self.held: list[tuple[str, Observation]] = []   # not decided: nothing could record it
+
+    def catch_up(self, watched: Mapping[str, Watched]) -> int:
+        """Recording works again: decide, in order, what was held back; how many."""
+        held, self.held = self.held, []
+        for key, obs in held:
+            if (w := watched.get(key)) is not None:
+                self.feed(w, obs)
+        return len(held)
 
     def mode(self) -> Mode:
         if self.off_for_launch or not self.config().autopilot:
@@ -87,16 +98,23 @@ class AutopilotService:
             f"{obs.text[:30]!r})")
         w.state, actions = decide(w.state, obs, self.clock.wall(), self.context_for(w),
                                   self.rng)
-        if w.state != before:
-            self.persist()    # first: a decision is on disk before anything acts on it, so a
-            # crash in between never repeats a resume nor loses an incident
+        # first: a decision is on disk before anything acts on it, so a crash in between never
+        # repeats a resume nor loses an incident. One that cannot be written down (a full or
+        # read-only disk) is not taken: the observation is kept and decided again later
+        if (w.state != before and self.persist() is False) or (actions and not self.can_record()):
+            w.state = before
+            if len(self.held) < MAX_HELD:
+                self.held.append((w.key, obs))
+            return ()
         self.run(w, actions)
         if actions or w.state != before:
             self.changed()
         return actions
 
     def run(self, w: Watched, actions: tuple[Action, ...]) -> None:
-        for action in actions:
+        # the ledger rows first: what Pitcrew does is written down before it is done, so a
+        # kill in between never leaves a continue typed that no row speaks of
+        for action in sorted(actions, key=lambda a: not isinstance(a, Record)):
             self.effects.run(w, action)
 
     def resume_now(self, w: Watched) -> bool:

@@ -158,8 +158,10 @@ class Deliveries:
         log.debug("delivery %s: %s seen=%s → %s %s", d.id, d.status.value, seen,
                   new.status.value, [s.do.value for s in steps])
         self.items[d.id] = new
-        if new != d:
-            self.persist()   # before typing: a crash after it must not type it again
+        if new != d and self.persist() is False:
+            self.items[d.id] = d   # not written down, not done: tried again at the next sweep
+            return
+        # (saved before typing: a crash after it must not type it again)
         self.effects.deliver(w, new, steps)
 
     def postpone(self, key: str, until: dt.datetime) -> None:

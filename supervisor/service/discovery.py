@@ -100,6 +100,10 @@ class Discovery:
         for key in list(self.watched):
             if key not in seen:
                 log.info("%s: pane closed", key)
+                if self.watched[key].state.incident is not None and self.server_id():
+                    # the pane alone closed: its incident ends with a row, never silently (a
+                    # whole server gone is judged when one is back, or at the next start)
+                    self.feed(self.watched[key], Superseded("the pane was closed"))
                 self.watched.pop(key)
                 self.changed()
 

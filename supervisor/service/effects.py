@@ -68,6 +68,8 @@ class Effects:
         self.watched = watched
         self.post = post
         self.pending_enter: dict[str, PressEnter] = {}   # typed, Enter not pressed yet
+        self.typed_lines: dict[str, str] = {}            # … and what was typed
+        self.persist: Callable[[], bool | None] = lambda: None   # state.json (set by the loop)
         # set by the loop once the partners exist (they need the effects executor too)
         self.fail_over: FailOver = lambda w, reason: None
         self.diagnose: Diagnose = lambda w, failures: None
@@ -126,15 +128,55 @@ class Effects:
     # -- typing --------------------------------------------------------------------------------
 
     def type_line(self, w: Watched, text: str, what: str) -> None:
-        """Type `text` now and press Enter ENTER_GAP later (a scheduled step)."""
+        """Type `text` now and press Enter ENTER_GAP later (a scheduled step).
+
+        The line and its pending Enter are saved (state.json) before the text is sent: a
+        Pitcrew killed in between finds its own line in the input box on restart and presses
+        that Enter (`finish_typed`) instead of leaving it as a draft nobody may touch."""
         if (earlier := self.pending_enter.get(w.key)) is not None:
             self.press_enter(earlier)      # never leave an earlier line without its Enter
-        self.tmux.send_text(w.pane_id, text)
-        w.last_read = float("-inf")          # what was read before typing is stale now
         event = PressEnter(w.key, w.pane_id, what)
         self.pending_enter[w.key] = event
+        self.typed_lines[w.key] = text
+        self.persist()
+        try:
+            self.tmux.send_text(w.pane_id, text)
+        except TmuxError:
+            self.pending_enter.pop(w.key, None)
+            self.typed_lines.pop(w.key, None)
+            raise
+        w.last_read = float("-inf")          # what was read before typing is stale now
         self.scheduler.at(self.clock.wall() + ENTER_GAP, event, key=f"enter:{w.key}")
         log.info("%s: typed %s", w.key, what)
+
+    def typed_json(self) -> dict[str, dict[str, str]]:
+        """Lines typed whose Enter is still due, for state.json."""
+        return {key: {"pane_id": e.pane_id, "what": e.what, "text": self.typed_lines.get(key, "")}
+                for key, e in self.pending_enter.items()}
+
+    def finish_typed(self, saved: object) -> None:
+        """After a restart: a line Pitcrew typed before it was killed, Enter not pressed yet,
+        gets its Enter if it still sits, unchanged, where the cursor is; otherwise it is
+        dropped. Queued messages are left to their own delivery (which knows it typed)."""
+        if not isinstance(saved, dict):
+            return
+        for key, entry in saved.items():
+            w = self.watched.get(key) if isinstance(key, str) else None
+            if (w is None or not isinstance(entry, dict) or entry.get("pane_id") != w.pane_id
+                    or not isinstance(text := entry.get("text"), str) or not text
+                    or not isinstance(what := entry.get("what"), str) or "queued" in what):
+                continue
+            reading = self.reader.read(w)
+            if not _at_cursor(reading.text, reading.cursor_y, text):
+                log.info("%s: %s typed before a restart is not on screen; dropped", key, what)
+                continue
+            try:
+                self.tmux.send_keys(w.pane_id, "Enter")
+            except TmuxError as exc:
+                log.error("%s: could not press Enter: %s", key, exc)
+                continue
+            w.typed_at, w.typed_text = self.clock.mono(), text
+            log.info("%s: pressed Enter on %s typed before a restart", key, what)
 
     def flush(self) -> None:
         """Stopping: press the Enters still due now, so no typed line is left unsent."""
@@ -145,6 +187,7 @@ class Effects:
         if self.pending_enter.get(event.key) != event:
             return   # already pressed (a flush at shutdown), or a newer line replaced it
         del self.pending_enter[event.key]
+        self.typed_lines.pop(event.key, None)
         w = self.watched.get(event.key)
         if w is None or w.pane_id != event.pane_id or self.tmux.pane(event.pane_id) is None:
             log.info("%s: the pane changed before Enter; not pressing it", event.key)
@@ -160,21 +203,24 @@ class Effects:
         for s in steps:
             try:
                 self._delivery_step(w, d, s)
-            except TmuxError as exc:
+            except (TmuxError, OSError) as exc:
                 log.error("%s: could not %s the %s: %s", d.terminal, s.do.value, d.kind, exc)
+                return   # not the steps after it either (no Enter for a line never typed)
 
     def _delivery_step(self, w: Watched | None, d: Delivery, s: Step) -> None:
         if s.do is Do.WAKE:
             self.scheduler.at(s.at, DeliveryDue(d.id), key=f"delivery:{d.id}")
         elif s.do is Do.TYPE and w is not None:
+            # the append-only ledger outlives state.json: a replayed command never types twice.
+            # Written first: a message typed is never missing from it (a kill in between); one
+            # that cannot be written down is not typed (OSError: the delivery tries again)
+            self.ledger.append(Decision(
+                Badge.TYPED, self.clock.wall(), w.state.terminal, w.state.agent, d.text[:200],
+                w.state.project, d.kind, f"typed a queued {d.kind}", 0, {"delivery_id": d.id}))
             self.type_line(w, d.text, f"a queued {d.kind}")
             # the not-started clock (a shell command typed to relaunch an agent is no
             # message: it does not start this clock)
             w.delivered_at, w.delivered_sig = self.clock.mono(), w.progress_sig
-            # the append-only ledger outlives state.json: a replayed command never types twice
-            self.ledger.append(Decision(
-                Badge.TYPED, self.clock.wall(), w.state.terminal, w.state.agent, d.text[:200],
-                w.state.project, d.kind, f"typed a queued {d.kind}", 0, {"delivery_id": d.id}))
         elif s.do is Do.ENTER and w is not None:
             self.tmux.send_keys(w.pane_id, "Enter")
             log.info("%s: pressed Enter on the %s Pitcrew typed", d.terminal, d.kind)
@@ -192,3 +238,16 @@ class Effects:
         now = self.clock.wall()
         for delay in delays:
             self.scheduler.at(now + delay, Rescan(pane_id))
+
+
+def _squeezed(text: str) -> str:
+    return "".join(text.split())
+
+
+def _at_cursor(screen: str, cursor_y: int | None, text: str) -> bool:
+    """Whether `text` ends where the cursor is (the input box, or a shell's command line):
+    the last few rows up to the cursor's, spaces and wrapping ignored."""
+    rows = screen.split("\n")
+    end = cursor_y + 1 if cursor_y is not None else len(rows)
+    near = [r for r in rows[:end] if r.strip()][-4:]
+    return bool(near) and _squeezed("".join(near)).endswith(_squeezed(text))

@@ -22,7 +22,7 @@ from typing import Any
 from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.schedulers.base import BaseScheduler
 
-from pitcrew.supervisor.adapters import processes, transcripts
+from pitcrew.supervisor.adapters import leftovers, processes, transcripts
 from pitcrew.supervisor.adapters.clock import SystemClock, local_zone
 from pitcrew.supervisor.adapters.control import ControlClient
 from pitcrew.supervisor.adapters.exits import ExitWatcher
@@ -33,6 +33,7 @@ from pitcrew.supervisor.api.build import ViewCache, build_view
 from pitcrew.supervisor.api.commands import Command, parse
 from pitcrew.supervisor.api.view import View
 from pitcrew.supervisor.core.autopilot import restore
+from pitcrew.supervisor.core.errors import TmuxNotFound, TmuxTimeout
 from pitcrew.supervisor.core.policy import RestartPolicy
 from pitcrew.supervisor.core.records import Badge, Decision, Phase, Superseded, Tick
 from pitcrew.supervisor.core.settings import Mode
@@ -76,12 +77,16 @@ from pitcrew.supervisor.store.spool import Spool
 log = logging.getLogger("pitcrew")
 
 READ_EVERY = 1.0        # seconds: at most one screen read per changing pane per second
+READ_BUDGET = 0.1       # seconds of screen reads per pass while events wait
+HOUSEKEEPING_EVERY = 0.25   # … and such a pass at least this often while events keep coming
 RESCAN_EVERY = 10.0     # seconds: fallback re-listing of panes (events cover the rest)
 NO_SERVER_RESCAN_EVERY = 1.0   # … and while no session exists (no control client to say)
 LOOP_TICK = 0.25
 DELIVERY_SWEEP_EVERY = 5.0   # seconds: re-check deliveries even without a job
 PUBLISH_EVERY = 0.2     # seconds: at most five views a second for a UI
 REPUBLISH_EVERY = 5.0   # … and one anyway now and then ("3 min ago" moves on)
+TMUX_RETRY = 2.0          # seconds: an event tmux did not answer for is tried again then
+RECORD_RETRY_EVERY = 2.0  # seconds: retry a data folder that refused a write
 COMMAND_MAX_AGE = 3600.0  # seconds: older queued commands are not replayed by a first start
 
 __all__ = ["Stop", "Supervisor"]
@@ -137,6 +142,12 @@ class Supervisor:
         self._last_delivery_sweep = -1e9
         self.book.parts["launch"] = self.launch_json
         self.book.parts["reruns"] = self.reruns.to_json
+        self.book.parts["typed"] = self.effects.typed_json
+        self.effects.persist = self.book.save
+        self.autopilot.can_record = lambda: not self.ledger.failing
+        self._last_record_retry = -1e9
+        self._tmux_trouble: str | None = None
+        self._housekept = -1e9
 
     def _wire(self, off_for_launch: bool) -> None:
         """Each part gets the ports it uses, never this object."""
@@ -285,17 +296,44 @@ class Supervisor:
                     event = None
                 if isinstance(event, Stop):
                     break
-                if event is not None:
-                    self.handle(event)
-                self.housekeeping()
+                self.step(event)
                 self.maybe_publish()
         finally:
             self.shutdown()
         return 0
 
+    def step(self, event: object) -> None:
+        """One event and the housekeeping after it. tmux hung or gone for a moment (an
+        upgrade, a stuck server) costs this step, not the watcher: said once, the event is
+        tried again shortly (a wake-up or an exit is never dropped), nothing known is
+        forgotten."""
+        try:
+            if event is not None:
+                self.handle(event)
+            # events first (an exit, a wake-up): with more waiting, the housekeeping (screen
+            # reads above all) runs only every HOUSEKEEPING_EVERY
+            mono = self.clock.mono()
+            if self.events.empty() or mono - self._housekept >= HOUSEKEEPING_EVERY:
+                self._housekept = mono
+                self.housekeeping()
+        except (TmuxTimeout, TmuxNotFound) as exc:
+            if self._tmux_trouble is None:
+                log.error("%s; keeping what is known and trying again", exc)
+            self._tmux_trouble = str(exc)
+            if event is not None and not isinstance(event, Output | Topology):
+                self.scheduler.at(self.clock.wall() + TMUX_RETRY, event)
+            return
+        if self._tmux_trouble is not None:
+            log.warning("tmux answers again")
+            self._tmux_trouble = None
+
     def start(self) -> None:
-        """What a (re)start picks up: the panes, the waits in state.json, queued messages."""
+        """What a (re)start picks up: the panes, the waits in state.json, queued messages;
+        and checkers a killed Pitcrew left running are stopped."""
+        os.environ[leftovers.OWNER_VAR] = str(self.app.paths.data_dir)
+        leftovers.sweep(os.environ[leftovers.OWNER_VAR])
         self.rescan()
+        self.effects.finish_typed(self.book.extra("typed"))   # a line typed, Enter not pressed
         for w in self.watched.values():
             self.autopilot.run(w, restore(w.state, self.clock.wall()))
         self.close_lost_incidents()
@@ -386,8 +424,19 @@ class Supervisor:
         self.autopilot.feed(w, Tick(reading.screen, reading.alive if reading.screen else False,
                                     active))
 
+    def catch_up(self, mono: float) -> None:
+        """The data folder refused a write (full, read-only): try again; once both files take
+        writes, decide what was held back meanwhile."""
+        self._last_record_retry = mono
+        if self.ledger.flush() and self.book.save() and \
+                (held := self.autopilot.catch_up(self.watched)):
+            log.info("caught up on %d observation(s) held while nothing could be recorded", held)
+
     def housekeeping(self) -> None:
         mono = self.clock.mono()
+        if (self.autopilot.held or self.ledger.failing or self.book.failed) \
+                and mono - self._last_record_retry > RECORD_RETRY_EVERY:
+            self.catch_up(mono)
         since = mono - self.discovery.last_rescan
         if since > RESCAN_EVERY or (not self.controls and since > NO_SERVER_RESCAN_EVERY):
             self.rescan()   # with no session there is no control client to tell us of one
@@ -408,13 +457,20 @@ class Supervisor:
             self._last_delivery_sweep = mono   # a fallback: jobs wake each delivery on time
             self.deliveries.due_now()
         self.reruns.settle()
+        # screens to read, the longest unread first; with events waiting (a wake-up, an exit)
+        # reading stops after READ_BUDGET and goes on at the next pass: 200 busy panes once
+        # held a 0.05 s wait up for 15 s
+        due = sorted((w for w in self.watched.values() if w.dirty and (
+            w.screen is None or w.screen.state in AT_REST or mono - w.last_read >= READ_EVERY)),
+            key=lambda w: w.last_read)
+        for w in due:
+            if self.clock.mono() - mono > READ_BUDGET and not self.events.empty():
+                break
+            was_ready = is_ready(w.screen)
+            self.observer.screen(w)   # output after rest: read now, a prompt may start
+            if not was_ready and is_ready(w.screen):
+                self.deliveries.ready(w.key)   # a message waiting for it goes now
         for w in list(self.watched.values()):
-            at_rest = w.screen is None or w.screen.state in AT_REST
-            if w.dirty and (at_rest or mono - w.last_read >= READ_EVERY):
-                was_ready = is_ready(w.screen)
-                self.observer.screen(w)   # output after rest: read now, a prompt may start
-                if not was_ready and is_ready(w.screen):
-                    self.deliveries.ready(w.key)   # a message waiting for it goes now
             self.watchdog.check(w)        # the task timeouts (idle, soft, hard, not started)
             # and stuck loops
 

@@ -255,12 +255,16 @@ class Observer:
         tail = last_lines(reading.text)
         if status is None and signal is None:   # a shell's child: the shell says how it died
             signal = shell_signal(tail)
-        if typed := submitted_input(w, reading.text, reading.cursor_y):
+        typed = submitted_input(w, reading.text, reading.cursor_y)
+        if typed and not (w.state.task is not None and same_prompt(typed, w.state.task)):
             # it died on a prompt no reading saw start: that prompt was running (and the one
-            # before it, if any, had finished)
+            # before it, if any, had finished). The prompt a reading did see start is not a
+            # second one; and one Pitcrew typed is Pitcrew's (a user prompt would open a new
+            # incident and start the attempt count over: a crash loop without end)
             if w.state.task is not None:
                 self.feed(w, TaskFinished(session_id=self.session(w)))
-            self.feed(w, PromptSubmitted(typed, session_id=self.session(w)))
+            self.feed(w, PromptSubmitted(typed, by_pitcrew=w.is_own_prompt(
+                typed, self.clock.mono()), session_id=self.session(w)))
         elif w.state.task is not None and (sid := self.session(w)):
             w.state = dataclasses.replace(w.state, session_id=sid)   # pinned as it ended
         log.info("%s: %s exited (status %s, signal %s)", w.key, w.provider.display_name,

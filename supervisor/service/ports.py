@@ -16,7 +16,7 @@ from pitcrew.supervisor.adapters.tmux import PaneInfo
 from pitcrew.supervisor.core.records import Decision
 
 Post = Callable[[object], None]        # put an event on the loop's queue (any thread)
-Persist = Callable[[], None]           # write state.json now
+Persist = Callable[[], bool | None]    # write state.json now; False: it could not be
 Changed = Callable[[], None]           # something a UI shows changed
 
 

@@ -67,7 +67,14 @@ class StateBook:
         self.snapshot = dataclasses.replace(self.snapshot, terminals=terminals)
         self.save()
 
-    def save(self) -> None:
+    @property
+    def failed(self) -> bool:
+        """The last save failed (a full or read-only disk): nothing may act on what it holds."""
+        return self._failed
+
+    def save(self) -> bool:
+        """Write state.json; False when it cannot be written. The first failure is said once
+        (Pitcrew keeps watching, acts on nothing it cannot record); so is the recovery."""
         terminals = dict(self.states())
         for key, state in self.snapshot.terminals.items():
             terminals.setdefault(key, state)   # keep what is known about panes not seen now
@@ -75,13 +82,17 @@ class StateBook:
         self.snapshot = Snapshot(terminals, self.snapshot.paused, self.snapshot.consent, extra)
         try:
             state_store.save(self.path, self.snapshot)
-            if self._failed:
-                log.info("%s: saved again", self.path)
-            self._failed = False
         except OSError as exc:
             if not self._failed:
-                log.error("cannot save %s: %s", self.path, exc)
+                log.error("cannot record to %s (%s): Pitcrew keeps watching but acts on "
+                          "nothing until it can write there again", self.path,
+                          exc.strerror or exc)
             self._failed = True
+            return False
+        if self._failed:
+            log.warning("%s: can write again; catching up", self.path)
+        self._failed = False
+        return True
 
 
 def apply_change(snap: Snapshot, change: ChangeState) -> Snapshot:

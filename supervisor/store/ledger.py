@@ -37,6 +37,7 @@ log = logging.getLogger(__name__)
 TAIL_CHUNK = 64 * 1024
 MAX_BYTES = 20 * 1024 * 1024     # the live file is rotated before it grows past this
 KEEP = 5                         # rotated files kept (compressed); older ones are deleted
+MAX_BACKLOG = 10_000             # rows kept in memory while the disk refuses them
 
 
 class Ledger:
@@ -45,27 +46,64 @@ class Ledger:
         self.max_bytes = max_bytes
         self.keep = keep
         self._lock = threading.Lock()   # one supervisor writes, possibly from two threads
+        self._backlog: list[bytes] = []   # rows the disk refused, oldest first
+        self._said = False
 
     def rotated(self, n: int) -> Path:
         """The n-th rotated file (1 = the newest), compressed."""
         return self.path.with_name(f"{self.path.stem}.{n}{self.path.suffix}.gz")
 
+    @property
+    def failing(self) -> bool:
+        """Rows are waiting in memory: the disk refused the last write."""
+        return bool(self._backlog)
+
     def append(self, decision: Decision) -> None:
+        """Append one row. A disk that refuses it (full, read-only) does not raise: the row
+        waits in memory, in order, said once, and is written by the next append or `flush`
+        that succeeds."""
         line = json.dumps(decision.to_json(), ensure_ascii=False, separators=(",", ":"))
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         with self._lock:
-            data = (line + "\n").encode("utf-8")
-            size = _size(self.path)
-            if size and size + len(data) + 1 > self.max_bytes:
-                self._rotate()
-            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
-            try:
-                if _ends_torn(fd):
-                    data = b"\n" + data  # a crash left half a line: ours starts on its own
-                os.write(fd, data)
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+            if len(self._backlog) < MAX_BACKLOG:
+                self._backlog.append((line + "\n").encode("utf-8"))
+            self._flush()
+
+    def flush(self) -> bool:
+        """Write the rows waiting in memory; whether none is left."""
+        with self._lock:
+            self._flush()
+            return not self._backlog
+
+    def _flush(self) -> None:
+        try:
+            while self._backlog:
+                self._write(self._backlog[0])
+                self._backlog.pop(0)
+        except OSError as exc:
+            if not self._said:
+                log.error("cannot write the ledger %s (%s): keeping its rows in memory until "
+                          "it can", self.path, exc.strerror or exc)
+            self._said = True
+            return
+        if self._said:
+            log.warning("ledger: writing again; caught up")
+        self._said = False
+
+    def _write(self, data: bytes) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        size = _size(self.path)
+        if size and size + len(data) + 1 > self.max_bytes:
+            self._rotate()
+        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            if _ends_torn(fd):
+                data = b"\n" + data  # a crash left half a line: ours starts on its own
+            view = memoryview(data)
+            while view:                # a short write (a disk filling up): write the rest
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
     def tail(self, count: int = 5) -> list[Decision]:
         """The `count` most recent decisions, newest first, across rotated files; bad lines

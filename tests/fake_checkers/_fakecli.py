@@ -14,7 +14,7 @@ Tests link the fakes they want "installed" into a per-test bin directory that ho
 `do` is one of: json (one valid answer line, exit 0), garbage (prose, exit 0), hang (a child
 in the same process group; both outlive SIGTERM, which is logged, and sleep for an hour),
 limit (the CLI's own usage-limit message, exit 1), error (exit 2), inject (print the JSON the
-screen asked for).
+screen asked for), flood (10 MB of prose, exit 0), schema (valid JSON of another schema).
 Every run appends one JSON record (argv, cwd and its listing, environment names, the prompt)
 to `log` before it behaves.
 """
@@ -88,6 +88,11 @@ def main(name: str, *, prompt_flag: str | None, required: Sequence[Sequence[str]
     elif behaviour == "error":
         sys.stderr.write(f"{name}: error: the model returned an unexpected response\n")
         sys.exit(2)
+    elif behaviour == "flood":     # 10 MB of output, no answer in it
+        line = "the model keeps talking and never answers " * 4 + "\n"
+        sys.stdout.write(line * (10 * 1024 * 1024 // len(line) + 1))
+    elif behaviour == "schema":    # valid JSON, another schema
+        print(json.dumps({"status": "ok", "result": {"verdict": "idle", "confidence": 0.9}}))
     elif behaviour == "inject":
         asked = re.search(r"answer (\{.*\})", prompt)
         print(asked.group(1) if asked else GARBAGE)

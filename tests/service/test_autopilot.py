@@ -158,3 +158,38 @@ def test_resume_now_without_an_incident_says_so() -> None:
     w = pilot.rig.terminal()
     assert pilot.build().resume_now(w) is False
     assert pilot.rig.scheduler.jobs == []
+
+
+class Disk:
+    """A `Persist` port whose disk can be full."""
+
+    def __init__(self) -> None:
+        self.full = False
+        self.calls = 0
+
+    def __call__(self) -> bool:
+        self.calls += 1
+        return not self.full
+
+
+def test_a_decision_that_cannot_be_written_down_is_not_acted_on_until_it_can() -> None:
+    disk = Disk()
+    pilot = Pilot()
+    rig = pilot.rig
+    w = rig.terminal()
+    autopilot = AutopilotService(rig.clock, rig.effects, disk, pilot.changed,
+                                 lambda: pilot.config, lambda: False, lambda w: False,
+                                 rig.policy, False, random.Random(7))
+    autopilot.feed(w, PromptSubmitted("refactor the parser", session_id="s1"))
+    disk.full = True
+    before = w.state
+    exited = ProcessExited(w.state.generation, status=1,
+                           screen=Classification(S.CRASHED, "fatal"))
+    assert autopilot.feed(w, exited) == ()
+    assert w.state == before and rig.scheduler.job(f"wake:{w.key}") is None
+    assert rig.ledger.badges == [] and autopilot.held == [(w.key, exited)]
+    disk.full = False
+    assert autopilot.catch_up({w.key: w}) == 1 and autopilot.held == []
+    assert rig.ledger.badges == [Badge.SCHEDULED]
+    assert rig.scheduler.job(f"wake:{w.key}") is not None and w.state.incident is not None
+    assert autopilot.catch_up({w.key: w}) == 0            # decided once

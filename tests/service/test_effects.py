@@ -245,3 +245,28 @@ def test_delivery_steps_for_a_terminal_that_is_gone_only_schedule() -> None:
     assert rig.tmux.calls == []
     assert rig.diagnosed == []
     assert rig.scheduler.job("delivery:d1") is not None
+
+
+def test_a_line_typed_before_a_kill_gets_its_enter_after_the_restart_only_if_still_there() -> None:
+    before = Rig()
+    w = before.terminal()
+    saved: list[dict] = []
+    before.effects.persist = lambda: saved.append(before.effects.typed_json())
+    before.effects.run(w, CONTINUE_TEXT)                 # killed before the Enter is pressed
+    assert saved == [{"test:%1": {"pane_id": "%1", "what": "continue",
+                                  "text": "continue where you stopped"}}]   # saved first
+    for screen, enters in [(draft("continue where you stopped"), 1), (IDLE, 0),
+                           (draft("something the user typed"), 0)]:
+        after = Rig()
+        w = after.terminal(screen=screen)
+        after.effects.finish_typed(saved[0])
+        assert after.tmux.enters("%1") == enters, screen
+        assert after.tmux.typed_into("%1") == []         # never typed again
+        assert (w.typed_text == "continue where you stopped") == bool(enters)
+    after = Rig()
+    after.terminal(screen=draft("a queued message"))
+    after.effects.finish_typed({"test:%1": {"pane_id": "%1", "what": "a queued message",
+                                            "text": "a queued message"}})
+    assert after.tmux.enters("%1") == 0                  # deliveries press their own Enter
+    after.effects.finish_typed({"test:%1": 7})           # a saved entry of the wrong shape
+    after.effects.finish_typed(["not", "a", "table"])

@@ -59,15 +59,16 @@ def test_a_failing_save_logs_once_and_keeps_running(tmp_path: Path,
     blocker.write_text("a file where the folder should be")   # fails even for root
     book = StateBook(blocker / "state.json", Snapshot(), lambda: {"test:%1": ALIVE})
     with caplog.at_level(logging.INFO, logger="pitcrew"):
-        book.save()
+        assert book.save() is False and book.failed
         book.change(paused=True)                          # does not raise
         book.save()
         errors = [r for r in caplog.records if r.levelno == logging.ERROR]
-        assert len(errors) == 1 and "cannot save" in errors[0].getMessage()
+        assert len(errors) == 1 and "cannot record to" in errors[0].getMessage()
+        assert "acts on nothing until it can write there again" in errors[0].getMessage()
         assert book.paused                                # still known in memory
         blocker.unlink()
-        book.save()
-    assert "saved again" in caplog.text
+        assert book.save() is True and not book.failed
+    assert "can write again; catching up" in caplog.text
     assert state_store.load(blocker / "state.json").snapshot.paused
 
 
