@@ -157,8 +157,9 @@ def test_exit_questions_and_pickers_are_left_alone(
         tmux.type(quitter, "/exit")
         tmux.type(asker, "question")
         tmux.type(picker, "picker")
-        wait_until(lambda: len(rows(home)) >= 2, timeout=30,
-                   message=lambda: f"two decisions in {badges(home)}")
+        wait_until(lambda: {r.terminal.split(":")[-1] for r in rows(home)
+                            if r.badge.value == "Waiting on you"} == {asker, picker},
+                   timeout=30, message=lambda: f"the asker's and picker's rows in {rows(home)}")
         before = {p: tmux.screen(p) for p in (asker, picker)}
         w.wait_for(f"{quitter}: ")
     finally:

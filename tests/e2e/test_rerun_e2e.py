@@ -92,6 +92,8 @@ def test_an_exited_agent_is_rerun_at_its_shell_in_a_fresh_session_with_its_promp
 
 def test_a_running_agent_is_left_alone_and_rerun_in_a_new_window(
         tmux: TmuxServer, home: Path, tmp_path: Path) -> None:
+    # its spinner counts down and nothing else moves: no progress, but not for 10 minutes
+    (home / "config.toml").write_text("[autopilot]\nenabled = true\nquiet_after = 600\n")
     pane, _ = shell_pane(tmux, "bash", tmp_path)
     w = watch(tmux)
     try:
