@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from pitcrew.supervisor.core.hosts import Host, parse_hosts
 from pitcrew.supervisor.core.seats import AgentChoice, Seat, parse_choice, parse_seats
 from pitcrew.supervisor.providers.model import CHECKER_CANDIDATES
 
@@ -66,6 +67,13 @@ chain_timeout = 150
 # primary = "claude:opus"
 # backups = ["codex", "gemini:gemini-2.5-pro"]
 # brief = "You own the API service: keep the tests green."
+
+# Remote hosts: tmux on other machines, watched over one ssh connection each.
+# [[hosts]]
+# name = "gpu1"
+# ssh = "me@gpu1"          # anything `ssh` accepts: an alias, `-J jump me@gpu1`, `-p 2222 …`
+# tmux_socket = ""         # "" = the remote user's default tmux server
+# enabled = true
 """
 
 
@@ -83,6 +91,7 @@ class Config:
     checker_timeout: float = 60.0       # one checker's wall-clock budget (5–600 s)
     chain_timeout: float = 150.0        # a whole diagnosis' budget (10–1800 s)
     seats: tuple[Seat, ...] = ()
+    hosts: tuple[Host, ...] = ()
     source: Path | None = field(default=None, compare=False)
 
 
@@ -124,8 +133,12 @@ def load_config(path: Path) -> LoadedConfig:
         seats, seat_errors = parse_seats(data["seats"], where)
         errors.extend(seat_errors)
         config = replace(config, seats=seats)
+    if "hosts" in data:
+        hosts, host_errors = parse_hosts(data["hosts"], where)
+        errors.extend(host_errors)
+        config = replace(config, hosts=hosts)
     for section, table in data.items():
-        if section == "seats":
+        if section in ("seats", "hosts"):
             continue
         known = {k for (s, k) in _FIELDS if s == section}
         if not known:

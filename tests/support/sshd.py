@@ -21,7 +21,6 @@ import shlex
 import shutil
 import socket
 import subprocess
-import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
