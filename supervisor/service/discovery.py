@@ -86,6 +86,10 @@ class Discovery:
     def server(self) -> str:
         return self.tmux.label
 
+    def key(self, pane_id: str) -> str:
+        """`<server>:%3`; a remote host's pane id already is its key (`gpu1:%3`)."""
+        return pane_id if ":" in pane_id else f"{self.server}:{pane_id}"
+
     def launches(self) -> Mapping[str, LaunchContext]:
         return {k: w.launch for k, w in self.watched.items() if w.launch is not None}
 
@@ -95,10 +99,10 @@ class Discovery:
         self.sync_sessions({p.session_name for p in panes})
         seen = set()
         for pane in panes:
-            seen.add(f"{self.server}:{pane.pane_id}")
+            seen.add(self.key(pane.pane_id))
             self.inspect(pane)
         for key in list(self.watched):
-            if key not in seen:
+            if key not in seen and key.startswith(f"{self.server}:"):   # this server's only
                 log.info("%s: pane closed", key)
                 self.watched.pop(key)
                 self.changed()
@@ -106,11 +110,11 @@ class Discovery:
     def rescan_pane(self, pane_id: str) -> None:
         pane = self.tmux.pane(pane_id)
         if pane is not None:
-            self.seen.pop(f"{self.server}:{pane_id}", None)   # asked to look: look afresh
+            self.seen.pop(self.key(pane_id), None)   # asked to look: look afresh
             self.inspect(pane)
 
     def inspect(self, pane: PaneInfo) -> None:
-        key = f"{self.server}:{pane.pane_id}"
+        key = self.key(pane.pane_id)
         w = self.watched.get(key)
         signature = (pane.pid, pane.current_command, pane.dead)
         known = w is None or (w.agent_pid is not None and w.agent_pid in self.exits.watched())

@@ -28,6 +28,7 @@ from pitcrew.supervisor.adapters.exits import ExitWatcher
 from pitcrew.supervisor.adapters.notifier import Gate
 from pitcrew.supervisor.adapters.processes import LaunchStyle
 from pitcrew.supervisor.adapters.scheduler import JobScheduler
+from pitcrew.supervisor.adapters.ssh import control_dir
 from pitcrew.supervisor.api.build import ViewCache, build_view
 from pitcrew.supervisor.api.commands import Command, parse
 from pitcrew.supervisor.api.view import View
@@ -56,6 +57,14 @@ from pitcrew.supervisor.service.events import (
     Stop,
     Topology,
     Wakeup,
+)
+from pitcrew.supervisor.service.hosts import (
+    HostEvent,
+    Hosts,
+    Remote,
+    RoutedReader,
+    RoutedRelauncher,
+    RoutedTmux,
 )
 from pitcrew.supervisor.service.identity import ServerWatch
 from pitcrew.supervisor.service.inbox import Inbox
@@ -138,17 +147,23 @@ class Supervisor:
         """Each part gets the ports it uses, never this object."""
         app, clock, book = self.app, self.clock, self.book
         config = self.settings.current
-        self.reader = Reader(self.tmux, clock, processes.is_alive, local_zone)
-        self.relauncher = Relauncher(self.tmux, processes.stop_tree, processes.environ,
-                                     processes.shell_at_prompt, processes.is_alive)
-        self.effects = Effects(self.tmux, self.reader, self.scheduler, clock, self.ledger,
+        self.hosts = Hosts(app.config.hosts, control_dir(app.paths.runtime_dir)
+                           if app.config.hosts else app.paths.runtime_dir, self.post,
+                           self.changed)
+        tmux = RoutedTmux(self.tmux, self.hosts) if self.hosts.remotes else self.tmux
+        self.reader = RoutedReader(tmux, clock, processes.is_alive, local_zone)
+        self.reader.hosts = self.hosts
+        self.relauncher = RoutedRelauncher(tmux, processes.stop_tree, processes.environ,
+                                           processes.shell_at_prompt, processes.is_alive)
+        self.relauncher.hosts = self.hosts
+        self.effects = Effects(tmux, self.reader, self.scheduler, clock, self.ledger,
                                self.gate, self.relauncher, self.watched, self.post)
         self.relauncher.type_line = self.effects.type_line
         self.deliveries = Deliveries(self.watched, self.reader, self.effects, self.scheduler,
                                      clock, book.save, self.policy,
                                      delivery_store.load(book.extra("deliveries")).values(),
                                      self.typed_before)
-        self.seats = SeatBook(lambda: config().seats, app.registry, self.tmux, clock,
+        self.seats = SeatBook(lambda: config().seats, app.registry, tmux, clock,
                               self.ledger, self.gate, book.save,
                               lambda key, text: self.deliveries.queue(key, text, kind="brief"),
                               self.effects.look_again, book.extra("seats"),
@@ -166,7 +181,7 @@ class Supervisor:
         self.observer = Observer(self.reader, clock, self.autopilot.feed, self.changed, config,
                                  lambda w, quiet_for: self.diagnoses.start(
                                      w, origin="quiet", quiet_for=quiet_for),
-                                 self.tmux.pane, self.tmux.kill_pane, self.close_dead_pane,
+                                 tmux.pane, tmux.kill_pane, self.close_dead_pane,
                                  processes.shell_at_prompt,
                                  lambda key: key in self.effects.pending_enter)
         self.launches = launch_store.load(book.extra("launch"))
@@ -177,6 +192,23 @@ class Supervisor:
                                    self.observer.gone_while_confirming)
         self.inbox = Inbox(self.watched, lambda: self.tmux.label, clock, self.settings, book,
                            self.autopilot, self.deliveries, self.seats, self.changed)
+        self.hosts.build(self.remote_parts)
+
+    def remote_parts(self, remote: Remote) -> tuple[Discovery, Reader, Relauncher]:
+        """A remote host's discovery, reader and relauncher: the local ones' logic over the
+        host's tmux and process reads (service/hosts.py)."""
+        procs, clock = remote.procs, self.clock
+        discovery = Discovery(remote.tmux, clock, self.watched, self.active_providers,
+                              remote.exits, self.autopilot.feed, self.book.saved,
+                              self.launches.get, lambda: None,
+                              lambda sessions: self.hosts.sync_sessions(remote, sessions),
+                              self.changed, self.observer.gone_while_confirming,
+                              find=procs.find_agent, capture=procs.launch_context,
+                              is_alive=procs.is_alive)
+        reader = Reader(remote.tmux, clock, procs.is_alive, local_zone)
+        relauncher = Relauncher(remote.tmux, procs.stop_tree, procs.environ,
+                                procs.shell_at_prompt, procs.is_alive)
+        return discovery, reader, relauncher
 
     def typed_before(self, delivery_id: str) -> bool:
         """Whether the ledger shows this message typed (read once: replays happen at start)."""
@@ -246,6 +278,7 @@ class Supervisor:
     def rescan(self) -> None:
         self.servers.refresh()
         self.discovery.rescan()
+        self.hosts.rescan()
 
     # -- the loop -------------------------------------------------------------------------
 
@@ -253,6 +286,7 @@ class Supervisor:
         log.info("Autopilot: %s", self.status_line())
         self.aps.start()
         self.exits.start()
+        self.hosts.start()
         self.start()
         try:
             while not stop.is_set():
@@ -305,6 +339,7 @@ class Supervisor:
         self.diagnoses.shutdown()
         for client in self.controls.values():
             client.stop()
+        self.hosts.stop()
         self.exits.stop()
         with contextlib.suppress(Exception):
             self.aps.shutdown(wait=False)
@@ -313,7 +348,7 @@ class Supervisor:
     def handle(self, event: object) -> None:
         match event:
             case Output(pane_id=pane_id, at=at):
-                w = self.watched.get(f"{self.server}:{pane_id}")
+                w = self.watched.get(self.discovery.key(pane_id))
                 if w is not None:
                     w.last_output, w.dirty, w.quiet_reported = at, True, False
                     wall = self.clock.wall()
@@ -324,6 +359,8 @@ class Supervisor:
                 self.discovery.rescan_pane(pane_id)
             case Topology() | Rescan(pane_id=None):
                 self.rescan()
+            case HostEvent():
+                self.hosts.handle(event)
             case ControlGone(session=session):
                 self.controls.pop(session, None)
                 self.rescan()

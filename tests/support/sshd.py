@@ -148,7 +148,9 @@ class RemoteTmuxServer:
                     "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
 
     def tmux(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return self.sshd.ssh(shlex.join(["tmux", "-L", self.socket, "-f", "/dev/null", *args]))
+        # tmux hands a new pane its client's PATH (see adapters/tmux.py): the fake agent's
+        return self.sshd.ssh(shlex.join(["env", f"PATH={self.env['PATH']}", "tmux", "-L",
+                                         self.socket, "-f", "/dev/null", *args]))
 
     def start(self, command: str | Sequence[str], cwd: Path | str | None = None,
               env: Mapping[str, str] | None = None, keep_dead: bool = True) -> str:

@@ -1,0 +1,264 @@
+"""Remote hosts in the loop: each one's link, discovery, reader and relauncher.
+
+A remote host's terminals live in the same `watched` table as local ones, keyed
+`<host>:<pane>` (`gpu1:%3`), and its pane ids carry the host too, so the parts that take a
+pane id (the effects executor typing, the observer, seats) reach the right tmux through
+`RoutedTmux`, and the parts that take a terminal (`RoutedReader`, `RoutedRelauncher`) use
+the host's own process reads. Everything for a host arrives on the loop's queue as a
+`HostEvent` and is handled here, on the loop's thread.
+
+A host that is down is left alone: its terminals stay as they were (their incidents are
+kept, nothing is read or typed), nothing is re-listed until the link is up again, and the
+first thing done then is a full look, so an agent that exited while the link was down is
+reported once the link is back.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pitcrew.supervisor.adapters.control import ControlGone, Topology
+from pitcrew.supervisor.adapters.exits import ProcessGone
+from pitcrew.supervisor.adapters.remote_procs import RemoteExits, RemoteProcs
+from pitcrew.supervisor.adapters.ssh import RemoteControlClient, RemoteTmux, SshLink
+from pitcrew.supervisor.adapters.tmux import PaneInfo
+from pitcrew.supervisor.core.errors import TmuxError
+from pitcrew.supervisor.core.hosts import LOCAL, Host, HostState
+from pitcrew.supervisor.core.records import Relaunch
+from pitcrew.supervisor.service.discovery import Discovery
+from pitcrew.supervisor.service.ports import Post, TmuxPort
+from pitcrew.supervisor.service.reading import Reader, Reading
+from pitcrew.supervisor.service.relaunching import Relauncher, Result
+from pitcrew.supervisor.service.watched import Watched
+
+log = logging.getLogger("pitcrew")
+
+
+@dataclass(frozen=True, slots=True)
+class HostEvent:
+    """Something about one remote host: its link changed state (`event` is a HostState
+    value), or its control clients said so (Topology, ControlGone)."""
+
+    host: str
+    event: object
+    why: str = ""
+
+
+@dataclass
+class Remote:
+    host: Host
+    link: SshLink
+    tmux: RemoteTmux
+    procs: RemoteProcs
+    exits: RemoteExits
+    discovery: Discovery | None = None
+    reader: Reader | None = None
+    relauncher: Relauncher | None = None
+    controls: dict[str, RemoteControlClient] | None = None
+
+
+Build = Callable[[Remote], tuple[Discovery, Reader, Relauncher]]
+
+
+class Hosts:
+    def __init__(self, hosts: Iterable[Host], control: Path, post: Post,
+                 changed: Callable[[], None]) -> None:
+        self.post = post
+        self.changed = changed
+        self.remotes: dict[str, Remote] = {}
+        for host in hosts:
+            if not host.enabled:
+                continue
+            link = SshLink(host, control, self._link_changed(host.name))
+            self.remotes[host.name] = Remote(host, link, RemoteTmux(link), RemoteProcs(link),
+                                             RemoteExits(), controls={})
+
+    def _link_changed(self, name: str) -> Callable[[str, str], None]:
+        return lambda state, why: self.post(HostEvent(name, state, why))
+
+    def build(self, make: Build) -> None:
+        for remote in self.remotes.values():
+            remote.discovery, remote.reader, remote.relauncher = make(remote)
+
+    def host_of(self, key_or_pane: str) -> Remote | None:
+        return self.remotes.get(key_or_pane.split(":", 1)[0]) if ":" in key_or_pane else None
+
+    def states(self) -> dict[str, str]:
+        return {name: r.link.state for name, r in self.remotes.items()}
+
+    def start(self) -> None:
+        for remote in self.remotes.values():
+            remote.link.start()
+
+    def stop(self) -> None:
+        for remote in self.remotes.values():
+            for client in (remote.controls or {}).values():
+                client.stop()
+            remote.link.stop()
+
+    # -- on the loop's thread -------------------------------------------------------------
+
+    def handle(self, event: HostEvent) -> None:
+        remote = self.remotes.get(event.host)
+        if remote is None:
+            return
+        match event.event:
+            case HostState.UP:
+                self.changed()
+                self.rescan_host(remote)
+            case HostState.DOWN | HostState.CONNECTING:
+                self.changed()
+                for client in (remote.controls or {}).values():
+                    client.stop()
+                (remote.controls or {}).clear()
+            case Topology(pane_id=str(pane_id)):
+                self._guarded(remote, lambda: self._pane_changed(remote, pane_id))
+            case Topology() :
+                self.rescan_host(remote)
+            case ControlGone(session=session):
+                if remote.controls is not None:
+                    remote.controls.pop(session, None)
+                self.rescan_host(remote)
+
+    def rescan(self) -> None:
+        """The fallback look at every host that is up."""
+        for remote in self.remotes.values():
+            self.rescan_host(remote)
+
+    def rescan_host(self, remote: Remote) -> None:
+        self._guarded(remote, lambda: self._rescan(remote))
+
+    def _guarded(self, remote: Remote, work: Callable[[], None]) -> None:
+        if remote.link.state != HostState.UP or remote.discovery is None:
+            return          # down: keep what we know, look again when it is back
+        try:
+            work()
+        except TmuxError as exc:   # the link dropped mid-look: its state event follows
+            log.info("host %s: %s", remote.host.name, exc)
+
+    def _rescan(self, remote: Remote) -> None:
+        assert remote.discovery is not None
+        self._exits(remote)
+        if remote.link.state == HostState.UP:
+            remote.discovery.rescan()
+
+    def _pane_changed(self, remote: Remote, pane_id: str) -> None:
+        assert remote.discovery is not None
+        self._exits(remote)
+        remote.discovery.rescan_pane(pane_id)
+
+    def _exits(self, remote: Remote) -> None:
+        procs = remote.procs.refresh()
+        if remote.link.state != HostState.UP or not procs:
+            raise TmuxError("no process listing")
+        for key, pid in remote.exits.check(procs):
+            self.post(ProcessGone(key, pid))
+
+    def sync_sessions(self, remote: Remote, sessions: Iterable[str]) -> None:
+        controls = remote.controls if remote.controls is not None else {}
+        now = set(sessions)
+        for session in now - controls.keys():
+            client = RemoteControlClient(remote.tmux, session, self._control_event(remote))
+            if client.start_client():
+                controls[session] = client
+        for session in controls.keys() - now:
+            controls.pop(session).stop()
+
+    def _control_event(self, remote: Remote) -> Callable[[object], None]:
+        name = remote.host.name
+
+        def emit(event: object) -> None:
+            if isinstance(event, Topology | ControlGone):
+                self.post(HostEvent(name, event))
+            else:
+                self.post(event)      # Output, already with the host's pane id
+        return emit
+
+
+class RoutedTmux:
+    """The tmux a pane id belongs to: `gpu1:%3` → gpu1's, anything else → the local one."""
+
+    def __init__(self, local: TmuxPort, hosts: Hosts) -> None:
+        self.local = local
+        self.hosts = hosts
+
+    def _for(self, pane_id: str) -> TmuxPort:
+        remote = self.hosts.host_of(pane_id)
+        return remote.tmux if remote is not None else self.local
+
+    @property
+    def label(self) -> str:
+        return self.local.label
+
+    def list_panes(self, reap: bool = True) -> list[PaneInfo]:
+        return self.local.list_panes(reap)
+
+    def pane(self, pane_id: str) -> PaneInfo | None:
+        return self._for(pane_id).pane(pane_id)
+
+    def capture(self, pane_id: str, history: int = 0) -> str | None:
+        return self._for(pane_id).capture(pane_id, history)
+
+    def send_text(self, pane_id: str, text: str) -> None:
+        self._for(pane_id).send_text(pane_id, text)
+
+    def send_keys(self, pane_id: str, *keys: str) -> None:
+        self._for(pane_id).send_keys(pane_id, *keys)
+
+    def remains_on_exit(self, pane_id: str) -> bool | None:
+        return self._for(pane_id).remains_on_exit(pane_id)
+
+    def set_remain_on_exit(self, pane_id: str, on: bool = True) -> None:
+        self._for(pane_id).set_remain_on_exit(pane_id, on)
+
+    def respawn(self, pane_id: str, argv: Sequence[str], cwd: str | None = None,
+                env: Mapping[str, str] | None = None, kill: bool = False) -> None:
+        self._for(pane_id).respawn(pane_id, argv, cwd, env, kill)
+
+    def new_window(self, session: str, argv: Sequence[str], cwd: str, name: str | None = None,
+                   env: dict[str, str] | None = None) -> str:
+        return self.local.new_window(session, argv, cwd, name, env)
+
+    def kill_pane(self, pane_id: str) -> None:
+        self._for(pane_id).kill_pane(pane_id)
+
+
+class RoutedReader(Reader):
+    """Reads a remote terminal with its host's reader; while the host is down, the last
+    reading stands (no news is not a closed pane)."""
+
+    hosts: Hosts
+
+    def read(self, w: Watched) -> Reading:
+        remote = self.hosts.host_of(w.key)
+        if remote is None or remote.reader is None:
+            return super().read(w)
+        if remote.link.state == HostState.UP:
+            try:
+                reading = remote.reader.read(w)
+                self.reads += 1
+                return reading
+            except TmuxError as exc:
+                log.info("%s: cannot read the screen: %s", w.key, exc)
+        return Reading(w.screen, w.last_alive, w.last_text, w.last_cursor)
+
+
+class RoutedRelauncher(Relauncher):
+    """Relaunches a remote terminal with its host's tmux and processes."""
+
+    hosts: Hosts
+
+    def relaunch(self, w: Watched, action: Relaunch) -> Result:
+        remote = self.hosts.host_of(w.key)
+        if remote is None or remote.relauncher is None:
+            return super().relaunch(w, action)
+        remote.relauncher.type_line = self.type_line
+        return remote.relauncher.relaunch(w, action)
+
+
+def host_name(key: str, hosts: Hosts) -> str:
+    remote = hosts.host_of(key)
+    return remote.host.name if remote is not None else LOCAL

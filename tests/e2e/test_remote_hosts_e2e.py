@@ -1,0 +1,118 @@
+"""Remote hosts end to end: the real `pitcrew watch` watching a tmux server that it reaches
+only through a real sshd on 127.0.0.1 (tests/support/sshd.py), with the fake agent in it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pitcrew.supervisor.store.ledger import Ledger
+from tests.support.proc import Running
+from tests.support.sshd import RemoteTmuxServer, Sshd, sshd_server
+from tests.support.tmux_server import TmuxServer
+from tests.support.waiting import wait_until
+
+pytestmark = pytest.mark.e2e
+SCALE = "0.1"
+
+
+@pytest.fixture
+def sshd(tmp_path: Path) -> Iterator[Sshd]:
+    with sshd_server(tmp_path / "sshd") as daemon:
+        yield daemon
+
+
+@pytest.fixture
+def remote(sshd: Sshd, tmp_path: Path) -> Iterator[RemoteTmuxServer]:
+    server = RemoteTmuxServer(sshd, tmp_path / "remote")
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def configure(home: Path, sshd: Sshd, remote: RemoteTmuxServer) -> None:
+    (home / "config.toml").write_text(
+        "[watch]\npoll_interval = 0.5\n[autopilot]\nenabled = true\nquiet_after = 10\n"
+        f'[[hosts]]\nname = "gpu1"\nssh = "{sshd.ssh_spec}"\ntmux_socket = "{remote.socket}"\n')
+
+
+def watch(tmux: TmuxServer) -> Running:
+    w = Running(["watch"], env={"PITCREW_TMUX_SOCKET": tmux.name,
+                                "PITCREW_TEST_TIME_SCALE": SCALE})
+    w.wait_for("Autopilot: Watching.")
+    return w
+
+
+def badges(home: Path) -> list[str]:
+    return [r.badge.value for r in reversed(Ledger(home / "autopilot-ledger.jsonl").tail(100))
+            if r.badge.value != "Scheduled"]
+
+
+def wait_badges(home: Path, *expected: str, timeout: float = 40) -> None:
+    wait_until(lambda: badges(home)[: len(expected)] == list(expected), timeout,
+               message=lambda: f"ledger {badges(home)} to start with {list(expected)}")
+
+
+def test_a_remote_agent_is_found_read_and_resumed_after_a_crash(
+    tmux: TmuxServer, sshd: Sshd, remote: RemoteTmuxServer, pitcrew_home: Path,
+    fake_provider_installed: Path, tmp_path: Path,
+) -> None:
+    configure(pitcrew_home, sshd, remote)
+    pane = remote.start("fakeagent", cwd=tmp_path)
+    remote.wait_for_text(pane, "fake>")
+    [session] = list(remote.fake_home.rglob("*.jsonl"))
+    w = watch(tmux)
+    try:
+        w.wait_for(f"gpu1:{pane}: idle", timeout=30)
+        remote.type(pane, "crash 3 1")
+        w.wait_for(f"gpu1:{pane}: busy (was idle)")
+        wait_badges(pitcrew_home, "Resumed", "Continued", timeout=60)
+    finally:
+        assert w.stop() == 0
+    resumed = next(r for r in Ledger(pitcrew_home / "autopilot-ledger.jsonl").tail(100)
+                   if r.badge.value == "Resumed")
+    assert resumed.readings["session_id"] == session.stem
+    assert resumed.prompt == "crash 3 1"
+    assert f"Resumed session {session.stem}" in remote.screen(pane)
+    assert len(sshd.connections()) <= 1        # everything went over one connection
+
+
+def test_a_dropped_connection_is_reconnected_and_a_crash_meanwhile_is_not_lost(
+    tmux: TmuxServer, sshd: Sshd, remote: RemoteTmuxServer, pitcrew_home: Path,
+    fake_provider_installed: Path, tmp_path: Path,
+) -> None:
+    configure(pitcrew_home, sshd, remote)
+    pane = remote.start("fakeagent", cwd=tmp_path)
+    remote.wait_for_text(pane, "fake>")
+    w = watch(tmux)
+    try:
+        w.wait_for(f"gpu1:{pane}: idle", timeout=30)
+        sshd.stop()                                    # the link drops and stays down
+        w.wait_for("host gpu1 is down")
+        sshd.start()
+        remote.type(pane, "crash 1 1")                 # while Pitcrew's link backs off
+        w.wait_for("host gpu1: up", timeout=30)
+        wait_badges(pitcrew_home, "Resumed", "Continued", timeout=60)
+    finally:
+        assert w.stop() == 0
+
+
+def test_a_host_that_is_down_from_the_start_is_one_state_and_local_watching_goes_on(
+    tmux: TmuxServer, sshd: Sshd, remote: RemoteTmuxServer, pitcrew_home: Path,
+    fake_provider_installed: Path, tmp_path: Path,
+) -> None:
+    configure(pitcrew_home, sshd, remote)
+    sshd.stop()
+    local = tmux.start("fakeagent", cwd=tmp_path)
+    tmux.wait_for_text(local, "fake>")
+    w = watch(tmux)
+    try:
+        w.wait_for(f"{local}: idle")
+        w.wait_for("host gpu1 is down")
+    finally:
+        assert w.stop() == 0
+    downs = [line for line in w.lines if "host gpu1 is down" in line]
+    assert 1 <= len(downs) <= 3, downs                  # one line per attempt, backing off
