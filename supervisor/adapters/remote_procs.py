@@ -72,9 +72,10 @@ class RemoteProcs:
     def refresh(self) -> dict[int, RemoteProc]:
         self.calls += 1
         result = self.link.run(PS)
-        if result.returncode == 0:
-            self.procs = parse_ps(result.stdout.decode("utf-8", "replace"))
-            self.taken = time.monotonic()
+        if result.returncode != 0:     # the link failed mid-call: no listing, not no processes
+            raise TmuxError(f"host {self.link.host.name}: cannot list processes")
+        self.procs = parse_ps(result.stdout.decode("utf-8", "replace"))
+        self.taken = time.monotonic()
         return self.procs
 
     def fresh(self) -> dict[int, RemoteProc]:

@@ -36,7 +36,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from pitcrew.supervisor.adapters.control import ControlClient, ControlGone, Output, Topology
-from pitcrew.supervisor.adapters.tmux import PaneInfo, Tmux, TmuxResult
+from pitcrew.supervisor.adapters.tmux import SEP, PaneInfo, Tmux, TmuxResult
 from pitcrew.supervisor.core.errors import TmuxError
 from pitcrew.supervisor.core.hosts import Host, HostState
 
@@ -241,6 +241,13 @@ class RemoteTmux(Tmux):
         return TmuxResult(tuple(args), proc.returncode,
                           proc.stdout.decode("utf-8", "backslashreplace"),
                           proc.stderr.decode("utf-8", "backslashreplace").strip())
+
+    def _rows(self, fields: Sequence[str], *args: str) -> list[str]:
+        """As locally, except that a failed link raises: an empty listing from a link that
+        dropped would read as every pane closed."""
+        fmt = SEP.join(f"#{{{name}}}" for name in fields)
+        result = self.run(*args, "-F", fmt)
+        return result.stdout.splitlines() if result.ok else []
 
     def list_panes(self, reap: bool = True) -> list[PaneInfo]:
         return [dataclasses.replace(p, pane_id=self.prefix + p.pane_id)

@@ -65,7 +65,10 @@ Build = Callable[[Remote], tuple[Discovery, Reader, Relauncher]]
 
 class Hosts:
     def __init__(self, hosts: Iterable[Host], control: Path, post: Post,
-                 changed: Callable[[], None]) -> None:
+                 changed: Callable[[], None], watched: dict[str, Watched] | None = None,
+                 mono: Callable[[], float] | None = None) -> None:
+        self.watched = watched if watched is not None else {}
+        self.mono = mono or (lambda: 0.0)
         self.post = post
         self.changed = changed
         self.remotes: dict[str, Remote] = {}
@@ -108,9 +111,11 @@ class Hosts:
         match event.event:
             case HostState.UP:
                 self.changed()
+                self._unseen(remote, False)
                 self.rescan_host(remote)
             case HostState.DOWN | HostState.CONNECTING:
                 self.changed()
+                self._unseen(remote, True)
                 for client in (remote.controls or {}).values():
                     client.stop()
                 (remote.controls or {}).clear()
@@ -122,6 +127,16 @@ class Hosts:
                 if remote.controls is not None:
                     remote.controls.pop(session, None)
                 self.rescan_host(remote)
+
+    def _unseen(self, remote: Remote, down: bool) -> None:
+        """A host we cannot see is not quiet: no quiet check while it is down, and its
+        quiet time counts again from when it is back."""
+        prefix = f"{remote.host.name}:"
+        for key, w in self.watched.items():
+            if key.startswith(prefix):
+                w.quiet_reported = down
+                if not down:
+                    w.last_output = self.mono()
 
     def rescan(self) -> None:
         """The fallback look at every host that is up."""
@@ -137,7 +152,7 @@ class Hosts:
         try:
             work()
         except TmuxError as exc:   # the link dropped mid-look: its state event follows
-            log.info("host %s: %s", remote.host.name, exc)
+            log.info("%s", exc)
 
     def _rescan(self, remote: Remote) -> None:
         assert remote.discovery is not None

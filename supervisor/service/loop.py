@@ -149,7 +149,7 @@ class Supervisor:
         config = self.settings.current
         self.hosts = Hosts(app.config.hosts, control_dir(app.paths.runtime_dir)
                            if app.config.hosts else app.paths.runtime_dir, self.post,
-                           self.changed)
+                           self.changed, self.watched, clock.mono)
         tmux = RoutedTmux(self.tmux, self.hosts) if self.hosts.remotes else self.tmux
         self.reader = RoutedReader(tmux, clock, processes.is_alive, local_zone)
         self.reader.hosts = self.hosts

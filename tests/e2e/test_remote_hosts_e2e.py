@@ -3,6 +3,7 @@ only through a real sshd on 127.0.0.1 (tests/support/sshd.py), with the fake age
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -44,6 +45,13 @@ def watch(tmux: TmuxServer) -> Running:
                                 "PITCREW_TEST_TIME_SCALE": SCALE})
     w.wait_for("Autopilot: Watching.")
     return w
+
+
+def session_records(remote: RemoteTmuxServer) -> list[dict[str, object]]:
+    out = []
+    for path in remote.fake_home.rglob("*.jsonl"):
+        out += [json.loads(line) for line in path.read_text().splitlines()]
+    return out
 
 
 def badges(home: Path) -> list[str]:
@@ -90,12 +98,16 @@ def test_a_dropped_connection_is_reconnected_and_a_crash_meanwhile_is_not_lost(
     w = watch(tmux)
     try:
         w.wait_for(f"gpu1:{pane}: idle", timeout=30)
-        sshd.stop()                                    # the link drops and stays down
+        remote.type(pane, "crash 3 1")
+        w.wait_for(f"gpu1:{pane}: busy (was idle)")
+        sshd.stop()              # the connection is killed, and the host stays unreachable
         w.wait_for("host gpu1 is down")
+        wait_until(lambda: any(r["type"] == "crash" for r in session_records(remote)), 15,
+                   message="the agent to crash while the host is unreachable")
+        assert badges(pitcrew_home) == []          # nothing seen, nothing done meanwhile
         sshd.start()
-        remote.type(pane, "crash 1 1")                 # while Pitcrew's link backs off
         w.wait_for("host gpu1: up", timeout=30)
-        wait_badges(pitcrew_home, "Resumed", "Continued", timeout=60)
+        wait_badges(pitcrew_home, "Resumed", "Continued", timeout=40)
     finally:
         assert w.stop() == 0
 

@@ -125,9 +125,12 @@ class Sshd:
 
     def stop(self) -> None:
         if self.proc is not None:
-            self.kill_connections()
-            self.proc.kill()
+            connections = self.connections()
+            self.proc.kill()             # the listener first: no new connection meanwhile
             self.proc.wait()
+            for proc in connections:
+                with contextlib.suppress(psutil.Error):
+                    proc.kill()
             self.proc = None
 
 
