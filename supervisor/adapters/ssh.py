@@ -76,6 +76,10 @@ class SshLink:
         self.timeout = timeout
         self.binary = binary
         self.backoff = tuple(backoff)
+        try:                 # `me@gpu1`, `-J jump me@gpu1`, `-F cfg alias`: split like a shell
+            self.ssh_args = shlex.split(host.ssh)
+        except ValueError:   # an unbalanced quote: ssh itself will say what it makes of it
+            self.ssh_args = host.ssh.split()
         self.state = HostState.CONNECTING
         self.problem = ""            # the last reason it is down, one line
         self.connects = 0            # masters started (tests and the bench count them)
@@ -114,7 +118,7 @@ class SshLink:
         try:
             master = subprocess.Popen(
                 [self.binary, "-M", "-N", "-o", "ControlPersist=no", *self.options(),
-                 *self.host.ssh_args],
+                 *self.ssh_args],
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         except OSError as exc:
             self._set(HostState.DOWN, f"cannot run ssh: {exc}")
@@ -137,7 +141,7 @@ class SshLink:
     def _check(self) -> bool:
         try:
             return subprocess.run([self.binary, "-O", "check", *self.options(),
-                                   *self.host.ssh_args], capture_output=True,
+                                   *self.ssh_args], capture_output=True,
                                   timeout=5, stdin=subprocess.DEVNULL).returncode == 0
         except (OSError, subprocess.TimeoutExpired):
             return False
@@ -185,7 +189,7 @@ class SshLink:
     def argv(self, remote: Sequence[str] | str) -> list[str]:
         """The local command line that runs `remote` on the host over the master."""
         command = remote if isinstance(remote, str) else shlex.join(remote)
-        return [self.binary, "-o", "ControlMaster=no", *self.options(), *self.host.ssh_args,
+        return [self.binary, "-o", "ControlMaster=no", *self.options(), *self.ssh_args,
                 "--", command]
 
     def run(self, remote: Sequence[str] | str, timeout: float | None = None,

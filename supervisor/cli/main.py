@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from pitcrew.supervisor import __version__
 from pitcrew.supervisor.adapters.display import has_display
-from pitcrew.supervisor.cli import autopilot_cmds, commands, secret_cmds, team_cmds
+from pitcrew.supervisor.cli import autopilot_cmds, commands, host_cmds, secret_cmds, team_cmds
 from pitcrew.supervisor.cli.logs import setup_logging
 from pitcrew.supervisor.core.errors import PitcrewError
 
@@ -119,6 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=commands.tray)
 
     secret_cmds.register(sub)
+    host_cmds.register(sub)
     return parser
 
 

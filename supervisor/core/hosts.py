@@ -10,7 +10,6 @@ A terminal on a remote host is keyed `<host>:<pane>` (`gpu1:%3`); a local one ke
 from __future__ import annotations
 
 import re
-import shlex
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,10 +24,6 @@ class Host:
     ssh: str                       # what follows `ssh` on a command line (split like a shell)
     tmux_socket: str | None = None
     enabled: bool = True
-
-    @property
-    def ssh_args(self) -> list[str]:
-        return shlex.split(self.ssh)
 
 
 class HostState:
@@ -56,11 +51,7 @@ def parse_host(item: Any) -> Host:
     ssh = item.get("ssh")
     if not isinstance(ssh, str) or not ssh.strip():
         raise ValueError('ssh: expected what you would type after `ssh`, e.g. "me@gpu1"')
-    try:
-        words = shlex.split(ssh)
-    except ValueError as exc:
-        raise ValueError(f"ssh: {exc}") from None
-    if not words or words[-1].startswith("-"):
+    if _destination(ssh.split()) is None:   # split like a shell by adapters/ssh.py
         raise ValueError(f"ssh: {ssh!r} names no host to connect to")
     socket = item.get("tmux_socket")
     if socket is not None and (not isinstance(socket, str) or "'" in socket):
@@ -69,6 +60,22 @@ def parse_host(item: Any) -> Host:
     if not isinstance(enabled, bool):
         raise ValueError(f"enabled: expected true or false, got {enabled!r}")
     return Host(name, ssh.strip(), (socket or "").strip() or None, enabled)
+
+
+_ARG_OPTIONS = set("BbcDEeFIiJLlmOoPpQRSWw")   # ssh's options that take a value
+
+
+def _destination(words: list[str]) -> str | None:
+    """The first word that is not an option or an option's value: where ssh connects."""
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+        elif word.startswith("-") and len(word) > 1:
+            skip = word[-1] in _ARG_OPTIONS and len(word) == 2   # `-p 22`, not `-p22`
+        else:
+            return word
+    return None
 
 
 def parse_hosts(raw: Any, where: str) -> tuple[tuple[Host, ...], list[str]]:
