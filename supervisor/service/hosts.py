@@ -23,12 +23,15 @@ from pathlib import Path
 from pitcrew.supervisor.adapters.control import ControlGone, Topology
 from pitcrew.supervisor.adapters.exits import ProcessGone
 from pitcrew.supervisor.adapters.remote_procs import RemoteExits, RemoteProcs
+from pitcrew.supervisor.adapters.remote_sessions import RemoteSessions
 from pitcrew.supervisor.adapters.ssh import RemoteControlClient, RemoteTmux, SshLink
 from pitcrew.supervisor.adapters.tmux import PaneInfo
 from pitcrew.supervisor.core.errors import TmuxError
 from pitcrew.supervisor.core.hosts import LOCAL, Host, HostState
 from pitcrew.supervisor.core.records import Relaunch
 from pitcrew.supervisor.service.discovery import Discovery
+from pitcrew.supervisor.service.events import Wakeup
+from pitcrew.supervisor.service.identity import ServerWatch
 from pitcrew.supervisor.service.ports import Post, TmuxPort
 from pitcrew.supervisor.service.reading import Reader, Reading
 from pitcrew.supervisor.service.relaunching import Relauncher, Result
@@ -54,6 +57,8 @@ class Remote:
     tmux: RemoteTmux
     procs: RemoteProcs
     exits: RemoteExits
+    sessions: RemoteSessions
+    servers: ServerWatch
     discovery: Discovery | None = None
     reader: Reader | None = None
     relauncher: Relauncher | None = None
@@ -76,8 +81,10 @@ class Hosts:
             if not host.enabled:
                 continue
             link = SshLink(host, control, self._link_changed(host.name))
-            self.remotes[host.name] = Remote(host, link, RemoteTmux(link), RemoteProcs(link),
-                                             RemoteExits(), controls={})
+            tmux = RemoteTmux(link)
+            self.remotes[host.name] = Remote(host, link, tmux, RemoteProcs(link),
+                                             RemoteExits(), RemoteSessions(link),
+                                             ServerWatch(tmux), controls={})
 
     def _link_changed(self, name: str) -> Callable[[str, str], None]:
         return lambda state, why: self.post(HostEvent(name, state, why))
@@ -113,6 +120,9 @@ class Hosts:
                 self.changed()
                 self._unseen(remote, False)
                 self.rescan_host(remote)
+                for key, w in self.watched.items():   # waits that fell due while it was down
+                    if key.startswith(f"{remote.host.name}:") and w.state.incident is not None:
+                        self.post(Wakeup(key))
             case HostState.DOWN | HostState.CONNECTING:
                 self.changed()
                 self._unseen(remote, True)
@@ -157,6 +167,7 @@ class Hosts:
     def _rescan(self, remote: Remote) -> None:
         assert remote.discovery is not None
         self._exits(remote)
+        remote.servers.refresh()
         if remote.link.state == HostState.UP:
             remote.discovery.rescan()
 
@@ -171,6 +182,41 @@ class Hosts:
             raise TmuxError("no process listing")
         for key, pid in remote.exits.check(procs):
             self.post(ProcessGone(key, pid))
+
+    def is_up(self, key: str) -> bool:
+        """Whether the host of this terminal can be reached now (a local one always)."""
+        remote = self.host_of(key)
+        return remote is None or remote.link.state == HostState.UP
+
+    def parts_for(self, key: str, discovery: Discovery, servers: ServerWatch,
+                  alive: Callable[[int, float | None], bool]
+                  ) -> tuple[Discovery, ServerWatch, Callable[[int, float | None], bool]] | None:
+        """The discovery, server watch and liveness check for this terminal's host (the
+        local ones given for a local terminal); None while its host is down."""
+        remote = self.host_of(key)
+        if remote is None or remote.discovery is None:
+            return discovery, servers, alive
+        if remote.link.state != HostState.UP:
+            return None
+        return remote.discovery, remote.servers, remote.procs.is_alive
+
+    def session_of(self, w: Watched, local: Callable[[Watched], str | None]) -> str | None:
+        """The agent's session id from the CLI's files on the terminal's own host."""
+        remote = self.host_of(w.key)
+        if remote is None:
+            return local(w)
+        env: dict[str, str] = {}
+        if w.agent_pid and remote.link.state == HostState.UP:
+            try:
+                env = remote.procs.environ(w.agent_pid)
+            except TmuxError:
+                env = {}
+        if not env and w.launch is not None:
+            env = dict(w.launch.env)
+        if remote.link.state != HostState.UP or not w.cwd:
+            return w.state.session_id
+        ref = remote.sessions.find_session(w.provider.sessions, w.cwd, env, w.agent_started)
+        return ref.session_id if ref else w.state.session_id
 
     def sync_sessions(self, remote: Remote, sessions: Iterable[str]) -> None:
         controls = remote.controls if remote.controls is not None else {}

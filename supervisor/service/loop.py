@@ -11,6 +11,7 @@ a fallback. `Supervisor` wires the parts together, each with the narrow ports it
 from __future__ import annotations
 
 import contextlib
+import copy
 import logging
 import os
 import queue
@@ -33,6 +34,7 @@ from pitcrew.supervisor.api.build import ViewCache, build_view
 from pitcrew.supervisor.api.commands import Command, parse
 from pitcrew.supervisor.api.view import View
 from pitcrew.supervisor.core.autopilot import restore
+from pitcrew.supervisor.core.errors import TmuxError
 from pitcrew.supervisor.core.policy import RestartPolicy
 from pitcrew.supervisor.core.records import Badge, Decision, Phase, Superseded, Tick
 from pitcrew.supervisor.core.settings import Mode
@@ -68,7 +70,7 @@ from pitcrew.supervisor.service.hosts import (
 )
 from pitcrew.supervisor.service.identity import ServerWatch
 from pitcrew.supervisor.service.inbox import Inbox
-from pitcrew.supervisor.service.observing import AT_REST, Observer
+from pitcrew.supervisor.service.observing import AT_REST, Observer, session_of
 from pitcrew.supervisor.service.reading import Reader
 from pitcrew.supervisor.service.relaunching import Relauncher
 from pitcrew.supervisor.service.seats import SeatBook
@@ -183,7 +185,8 @@ class Supervisor:
                                      w, origin="quiet", quiet_for=quiet_for),
                                  tmux.pane, tmux.kill_pane, self.close_dead_pane,
                                  processes.shell_at_prompt,
-                                 lambda key: key in self.effects.pending_enter)
+                                 lambda key: key in self.effects.pending_enter,
+                                 lambda w: self.hosts.session_of(w, session_of))
         self.launches = launch_store.load(book.extra("launch"))
         self.discovery = Discovery(self.tmux, clock, self.watched, self.active_providers,
                                    self.exits, self.autopilot.feed, book.saved,
@@ -198,11 +201,13 @@ class Supervisor:
         """A remote host's discovery, reader and relauncher: the local ones' logic over the
         host's tmux and process reads (service/hosts.py)."""
         procs, clock = remote.procs, self.clock
+        observer = copy.copy(self.observer)       # the same observer, the host's shells
+        observer.at_prompt = procs.shell_at_prompt
         discovery = Discovery(remote.tmux, clock, self.watched, self.active_providers,
                               remote.exits, self.autopilot.feed, self.book.saved,
-                              self.launches.get, lambda: None,
+                              self.launches.get, lambda: remote.servers.ident,
                               lambda sessions: self.hosts.sync_sessions(remote, sessions),
-                              self.changed, self.observer.gone_while_confirming,
+                              self.changed, observer.gone_while_confirming,
                               find=procs.find_agent, capture=procs.launch_context,
                               is_alive=procs.is_alive)
         reader = Reader(remote.tmux, clock, procs.is_alive, local_zone)
@@ -387,11 +392,20 @@ class Supervisor:
         w = self.watched.get(key)
         if w is None:
             return
-        self.discovery.rescan_pane(w.pane_id)   # the user may have restarted it by hand
-        w = self.watched.get(key)
-        if w is None:
+        parts = self.hosts.parts_for(key, self.discovery, self.servers, processes.is_alive)
+        if parts is None:
+            return          # the host is down: woken again when it is back (service/hosts.py)
+        discovery, servers, alive = parts
+        try:
+            discovery.rescan_pane(w.pane_id)   # the user may have restarted it by hand
+            w = self.watched.get(key)
+            if w is None:
+                return
+            why = servers.changed_for(w, alive)
+        except TmuxError as exc:      # a remote link that dropped just now
+            log.info("%s: %s", key, exc)
             return
-        if (why := self.servers.changed_for(w, processes.is_alive)) is not None:
+        if why is not None:
             self.autopilot.feed(w, Superseded(why))
             return
         reading = self.reader.read(w)
