@@ -90,6 +90,15 @@ def _list(known: tuple[Host, ...], as_json: bool) -> int:
     return 0
 
 
+def remote_key(hosts: tuple[Host, ...], ref: str) -> str | None:
+    """`gpu1:%3` when `ref` is that key of an enabled remote host; None for anything else."""
+    head, _, pane = ref.partition(":")
+    if pane.startswith("%") and pane[1:].isdigit() and any(
+            h.name == head and h.enabled for h in hosts):
+        return ref
+    return None
+
+
 def check(host: Host) -> dict[str, object]:
     """Connect once and say, in one line, whether tmux answers there and what it runs."""
     with tempfile.TemporaryDirectory(prefix="pitcrew-check-") as tmp:

@@ -10,6 +10,7 @@ import uuid
 from pitcrew.supervisor.adapters import checker_cli as checkers
 from pitcrew.supervisor.api.commands import Bind, ChangeState, Send
 from pitcrew.supervisor.cli.autopilot_cmds import _state_command
+from pitcrew.supervisor.cli.host_cmds import remote_key
 from pitcrew.supervisor.core.errors import PitcrewError
 from pitcrew.supervisor.core.seats import parse_choice
 from pitcrew.supervisor.service.app_context import AppContext, load_context
@@ -54,7 +55,10 @@ def send(args: argparse.Namespace) -> int:
 
 
 def resolve_ref(ctx: AppContext, ref: str) -> str:
-    """The terminal key of the agent terminal `ref` names; raises NoSuchTerminal."""
+    """The terminal key of the agent terminal `ref` names; raises NoSuchTerminal. A remote
+    host's terminal key (`gpu1:%3`) is taken as it is: the running Pitcrew knows its panes."""
+    if (remote := remote_key(ctx.config.hosts, ref)) is not None:
+        return remote
     found = find_terminal(ctx.tmux, ctx.active_providers, ref)
     return terminal_key(found.server, found.pane_id)
 

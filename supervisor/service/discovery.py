@@ -143,7 +143,7 @@ class Discovery:
                      proc: processes.ProcInfo) -> Watched:
         saved = self.saved(key)
         state = saved if saved is not None and saved.agent == provider.display_name else (
-            TerminalState(terminal=f"{pane.session_name}:{pane.pane_id}",
+            TerminalState(terminal=_label(pane),
                           agent=provider.display_name, project=proc.cwd or pane.current_path))
         w = Watched(key, pane.pane_id, provider, state, proc.cwd or pane.current_path,
                     last_output=self.clock.mono(),  # quiet counts from when we started
@@ -214,6 +214,14 @@ class Discovery:
         self.watched[key] = w
         log.info("%s: picking up the open incident for %s", key, provider.display_name)
         self.check_server(w)
+
+
+def _label(pane: PaneInfo) -> str:
+    """How the ledger and messages name the terminal: `work:%3`, or `gpu1:work:%3` for a
+    pane on a remote host (whose pane id is `gpu1:%3`)."""
+    host, _, pane_id = pane.pane_id.rpartition(":")
+    return f"{host}:{pane.session_name}:{pane_id}" if host else \
+        f"{pane.session_name}:{pane.pane_id}"
 
 
 def _confirming(w: Watched | None) -> bool:

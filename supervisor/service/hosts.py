@@ -15,6 +15,7 @@ reported once the link is back.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from pathlib import Path
 
 from pitcrew.supervisor.adapters.control import ControlGone, Topology
 from pitcrew.supervisor.adapters.exits import ProcessGone
+from pitcrew.supervisor.adapters.notifier import Message
 from pitcrew.supervisor.adapters.remote_procs import RemoteExits, RemoteProcs
 from pitcrew.supervisor.adapters.remote_sessions import RemoteSessions
 from pitcrew.supervisor.adapters.ssh import RemoteControlClient, RemoteTmux, SshLink
@@ -32,7 +34,7 @@ from pitcrew.supervisor.core.records import Relaunch
 from pitcrew.supervisor.service.discovery import Discovery
 from pitcrew.supervisor.service.events import Wakeup
 from pitcrew.supervisor.service.identity import ServerWatch
-from pitcrew.supervisor.service.ports import Post, TmuxPort
+from pitcrew.supervisor.service.ports import NotifyPort, Post, TmuxPort
 from pitcrew.supervisor.service.reading import Reader, Reading
 from pitcrew.supervisor.service.relaunching import Relauncher, Result
 from pitcrew.supervisor.service.watched import Watched
@@ -318,6 +320,21 @@ class RoutedRelauncher(Relauncher):
             return super().relaunch(w, action)
         remote.relauncher.type_line = self.type_line
         return remote.relauncher.relaunch(w, action)
+
+
+class HostGate:
+    """The notification gate, with a remote terminal's host in front of its title
+    ("gpu1 · api: usage limit"); local notifications pass unchanged."""
+
+    def __init__(self, gate: NotifyPort, hosts: Hosts) -> None:
+        self.gate = gate
+        self.hosts = hosts
+
+    def offer(self, msg: Message) -> bool:
+        remote = self.hosts.host_of(msg.terminal) if msg.terminal else None
+        if remote is not None:
+            msg = dataclasses.replace(msg, title=f"{remote.host.name} · {msg.title}")
+        return self.gate.offer(msg)
 
 
 def host_name(key: str, hosts: Hosts) -> str:

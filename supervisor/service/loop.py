@@ -62,6 +62,7 @@ from pitcrew.supervisor.service.events import (
 )
 from pitcrew.supervisor.service.hosts import (
     HostEvent,
+    HostGate,
     Hosts,
     Remote,
     RoutedReader,
@@ -153,20 +154,21 @@ class Supervisor:
                            if app.config.hosts else app.paths.runtime_dir, self.post,
                            self.changed, self.watched, clock.mono)
         tmux = RoutedTmux(self.tmux, self.hosts) if self.hosts.remotes else self.tmux
+        gate = HostGate(self.gate, self.hosts) if self.hosts.remotes else self.gate
         self.reader = RoutedReader(tmux, clock, processes.is_alive, local_zone)
         self.reader.hosts = self.hosts
         self.relauncher = RoutedRelauncher(tmux, processes.stop_tree, processes.environ,
                                            processes.shell_at_prompt, processes.is_alive)
         self.relauncher.hosts = self.hosts
         self.effects = Effects(tmux, self.reader, self.scheduler, clock, self.ledger,
-                               self.gate, self.relauncher, self.watched, self.post)
+                               gate, self.relauncher, self.watched, self.post)
         self.relauncher.type_line = self.effects.type_line
         self.deliveries = Deliveries(self.watched, self.reader, self.effects, self.scheduler,
                                      clock, book.save, self.policy,
                                      delivery_store.load(book.extra("deliveries")).values(),
                                      self.typed_before)
         self.seats = SeatBook(lambda: config().seats, app.registry, tmux, clock,
-                              self.ledger, self.gate, book.save,
+                              self.ledger, gate, book.save,
                               lambda key, text: self.deliveries.queue(key, text, kind="brief"),
                               self.effects.look_again, book.extra("seats"),
                               relieve=lambda w, why: self.post(Report(w.key, Superseded(why))))
@@ -174,7 +176,7 @@ class Supervisor:
                                           lambda: book.paused, self.seats.has_backup,
                                           self.policy, off_for_launch)
         self.diagnoses = Diagnoses(self.watched, self.reader, self.post, clock, self.ledger,
-                                   self.gate, config, app.registry, lambda: book.consent,
+                                   gate, config, app.registry, lambda: book.consent,
                                    self.autopilot.feed, self.seats.fail_over,
                                    self.deliveries.postpone, self.seats.seated, local_zone)
         self.effects.fail_over = self.seats.fail_over

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from pitcrew.supervisor.store.ledger import Ledger
+from tests.cli.test_autopilot_cli import pitcrew
 from tests.support.proc import Running
 from tests.support.sshd import RemoteTmuxServer, Sshd, sshd_server
 from tests.support.tmux_server import TmuxServer
@@ -128,3 +129,29 @@ def test_a_host_that_is_down_from_the_start_is_one_state_and_local_watching_goes
         assert w.stop() == 0
     downs = [line for line in w.lines if "host gpu1 is down" in line]
     assert 1 <= len(downs) <= 3, downs                  # one line per attempt, backing off
+
+
+def test_a_message_is_delivered_to_a_remote_agent_and_its_login_screen_notifies_with_the_host(
+    tmux: TmuxServer, sshd: Sshd, remote: RemoteTmuxServer, pitcrew_home: Path,
+    fake_provider_installed: Path, tmp_path: Path,
+) -> None:
+    configure(pitcrew_home, sshd, remote)
+    pane = remote.start("fakeagent", cwd=tmp_path)
+    remote.wait_for_text(pane, "fake>")
+    w = watch(tmux)
+    try:
+        w.wait_for(f"gpu1:{pane}: idle", timeout=30)
+        out = pitcrew("send", f"gpu1:{pane}", "work 1")
+        assert out.returncode == 0, out.stderr
+        w.wait_for("message delivered")
+        remote.wait_for_text(pane, "● Done: work 1")
+        remote.type(pane, "login")
+        w.wait_for(f"gpu1:{pane}: login_required")
+        w.wait_for('needs you: gpu1 · "Fake Agent" is waiting on you')
+        wait_badges(pitcrew_home, "Typed", "Diagnosed", "Waiting on you")
+    finally:
+        assert w.stop() == 0
+    prompts = [r["text"] for r in session_records(remote) if r["type"] == "prompt"]
+    assert prompts[0] == "work 1"                       # typed once, over the connection
+    rows = Ledger(pitcrew_home / "autopilot-ledger.jsonl").tail(100)
+    assert {r.terminal for r in rows} == {f"gpu1:work:{pane}"}
