@@ -254,7 +254,9 @@ class RemoteTmux(Tmux):
         return result.stdout.splitlines() if result.ok else []
 
     def list_panes(self, reap: bool = True) -> list[PaneInfo]:
-        return [dataclasses.replace(p, pane_id=self.prefix + p.pane_id)
+        # the reaping retry in Tmux.list_panes calls this method again: prefix once
+        return [p if p.pane_id.startswith(self.prefix) else
+                dataclasses.replace(p, pane_id=self.prefix + p.pane_id)
                 for p in super().list_panes(reap)]
 
     def new_window(self, session: str, argv: Sequence[str], cwd: str, name: str | None = None,
