@@ -5,11 +5,16 @@ from __future__ import annotations
 import argparse
 import json
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
+from pitcrew.supervisor.adapters.clock import local_zone, now_utc
 from pitcrew.supervisor.adapters.ssh import RemoteTmux, SshLink
 from pitcrew.supervisor.core.errors import PitcrewError, TmuxError
 from pitcrew.supervisor.core.hosts import LOCAL, Host, HostState, parse_host
+from pitcrew.supervisor.providers.model import Provider
+from pitcrew.supervisor.service.remote_scan import HostScan, scan_remote
+from pitcrew.supervisor.service.scan import Terminal
 from pitcrew.supervisor.store.config_edit import UneditableConfig
 from pitcrew.supervisor.store.hosts_edit import add_host, hosts_in, remove_host
 from pitcrew.supervisor.store.paths import resolve
@@ -128,3 +133,54 @@ def check(host: Host) -> dict[str, object]:
                 f"pane(s)")
     return {"name": host.name, "state": HostState.UP, "tmux": version, "sessions": names,
             "panes": len(panes), "line": line}
+
+
+def remote_scans(hosts: tuple[Host, ...], providers: list[Provider], only: str | None
+                 ) -> list[HostScan]:
+    """Scan the enabled remote hosts (or just `only`), one connection each, in turn."""
+    if only is not None and only != LOCAL and not any(h.name == only for h in hosts):
+        raise PitcrewError(f"no host named {only!r} (see `pitcrew hosts list`)")
+    out = []
+    for host in hosts:
+        if not host.enabled or only not in (None, host.name):
+            continue
+        with tempfile.TemporaryDirectory(prefix="pitcrew-status-") as tmp:
+            link = SshLink(host, Path(tmp))
+            try:
+                if not link.connect():
+                    out.append(HostScan(host.name, HostState.DOWN, error=link.problem))
+                    continue
+                out.append(scan_remote(RemoteTmux(link), providers, now_utc(), local_zone()))
+            finally:
+                link.stop()
+    return out
+
+
+def print_status(local: list[Terminal] | None, server: str, running: bool,
+                 remotes: list[HostScan], as_json: bool,
+                 row: Callable[[Terminal], list[str]]) -> None:
+    """`pitcrew status` with hosts: a HOST column, and one line per host that is down."""
+    terminals = [*(local or []), *(t for r in remotes for t in r.terminals)]
+    if as_json:
+        data: dict[str, object] = {}
+        if local is not None:
+            data.update(server=server, server_running=running)
+        data.update(terminals=[t.to_json() for t in terminals],
+                    hosts=[r.to_json() for r in remotes])
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+        return
+    if terminals:
+        table = [["HOST", "PANE", "TARGET", "AGENT", "PID", "STATE", "SESSION", "CWD"],
+                 *([t.host, *row(t)] for t in terminals)]
+        widths = [max(len(line[i]) for line in table) for i in range(len(table[0]))]
+        for line in table:
+            print("  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip())
+    else:
+        print("No agent terminals.")
+    if local is not None and not running:
+        print(f"{LOCAL}: no tmux server is running ({server})")
+    for r in remotes:
+        if r.state == HostState.DOWN:
+            print(f"{r.host}: down · {r.error}")
+        elif not r.server_running:
+            print(f"{r.host}: no tmux server is running")

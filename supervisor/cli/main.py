@@ -91,6 +91,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("status", help="list every agent terminal and its state")
     p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--host", metavar="NAME", help="only this host (`local`, or a name from "
+                   "`pitcrew hosts list`)")
     p.set_defaults(func=commands.status)
 
     p = sub.add_parser("classify", help="classify a screen's text (file or stdin)")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from tests.cli.test_autopilot_cli import pitcrew
 from tests.support.sshd import RemoteTmuxServer, sshd_server
+from tests.support.tmux_server import TmuxServer
 
 
 def test_add_list_check_and_remove_a_host(pitcrew_home: Path, tmp_path: Path) -> None:
@@ -54,3 +55,41 @@ def test_bad_host_input_is_one_line(pitcrew_home: Path) -> None:
     (pitcrew_home / "config.toml").write_text('[[hosts]]\nname = "x"\nssh = 5\n')
     out = pitcrew("hosts", "list")
     assert out.returncode == 0 and "x" not in out.stdout.split()    # a bad entry is skipped
+
+
+def test_status_shows_the_host_of_each_terminal_and_a_host_that_is_down(
+        pitcrew_home: Path, fake_provider_installed: Path, tmux: TmuxServer,
+        tmp_path: Path) -> None:
+    local = tmux.start("fakeagent", cwd=tmp_path)
+    tmux.wait_for_text(local, "fake>")
+    env = {"PITCREW_TMUX_SOCKET": tmux.name}
+    with sshd_server(tmp_path / "sshd") as sshd:
+        remote = RemoteTmuxServer(sshd, tmp_path / "remote")
+        try:
+            pane = remote.start("fakeagent", cwd=tmp_path)
+            remote.wait_for_text(pane, "fake>")
+            (pitcrew_home / "config.toml").write_text(
+                f'[[hosts]]\nname = "gpu1"\nssh = "{sshd.ssh_spec}"\n'
+                f'tmux_socket = "{remote.socket}"\n'
+                '[[hosts]]\nname = "gone"\nssh = "-F /dev/null -p 1 127.0.0.1"\n')
+            lines = pitcrew("status", env=env).stdout.splitlines()
+            assert lines[0].split()[:3] == ["HOST", "PANE", "TARGET"]
+            assert lines[1].split()[:3] == ["local", local, tmux.pane(local).target]
+            assert lines[2].split()[:3] == ["gpu1", f"gpu1:{pane}", "gpu1:work:1.0"]
+            assert lines[2].split()[5] == "idle"
+            assert lines[3].startswith("gone: down · ")
+            data = json.loads(pitcrew("status", "--json", "--host", "gpu1", env=env).stdout)
+            [only] = data["terminals"]
+            assert only["host"] == "gpu1" and only["pane"] == f"gpu1:{pane}"
+            [session] = list(remote.fake_home.rglob("*.jsonl"))
+            assert only["session_id"] == session.stem and only["cwd"] == str(tmp_path)
+            assert data["hosts"] == [{"name": "gpu1", "state": "up", "error": None,
+                                      "server_running": True}]
+            data = json.loads(pitcrew("status", "--json", "--host", "local", env=env).stdout)
+            assert [t["pane"] for t in data["terminals"]] == [local]
+            assert "host" not in data["terminals"][0]          # local rows as before
+        finally:
+            remote.stop()
+    out = pitcrew("status", "--host", "nope", env=env)
+    assert out.returncode == 2 and out.stderr.strip() == \
+        "pitcrew: no host named 'nope' (see `pitcrew hosts list`)"
