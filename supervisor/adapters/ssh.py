@@ -198,6 +198,8 @@ class SshLink:
         if self.state != HostState.UP:
             raise HostDown(f"host {self.host.name} is {self.state}"
                            + (f": {self.problem}" if self.problem else ""))
+        log.debug("ssh %s: %s", self.host.name, remote if isinstance(remote, str)
+                  else " ".join(remote[:4]))
         try:
             return subprocess.run(self.argv(remote), capture_output=True, input=stdin,
                                   stdin=None if stdin is not None else subprocess.DEVNULL,

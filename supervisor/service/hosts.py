@@ -67,6 +67,7 @@ class Remote:
     controls: dict[str, RemoteControlClient] | None = None
 
 
+RESCAN_EVERY = 10.0     # seconds: fallback re-listing of a host (events cover the rest)
 Build = Callable[[Remote], tuple[Discovery, Reader, Relauncher]]
 
 
@@ -79,6 +80,7 @@ class Hosts:
         self.post = post
         self.changed = changed
         self.remotes: dict[str, Remote] = {}
+        self.looked: dict[str, float] = {}       # host → when it was last listed (monotonic)
         for host in hosts:
             if not host.enabled:
                 continue
@@ -151,11 +153,15 @@ class Hosts:
                     w.last_output = self.mono()
 
     def rescan(self) -> None:
-        """The fallback look at every host that is up."""
-        for remote in self.remotes.values():
-            self.rescan_host(remote)
+        """The fallback look at every host that is up, at most every RESCAN_EVERY seconds
+        (the loop asks every second while no local tmux server runs)."""
+        now = self.mono()
+        for name, remote in self.remotes.items():
+            if now - self.looked.get(name, -1e9) >= RESCAN_EVERY:
+                self.rescan_host(remote)
 
     def rescan_host(self, remote: Remote) -> None:
+        self.looked[remote.host.name] = self.mono()
         self._guarded(remote, lambda: self._rescan(remote))
 
     def _guarded(self, remote: Remote, work: Callable[[], None]) -> None:
