@@ -36,6 +36,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from pitcrew.supervisor.adapters.control import ControlClient, ControlGone, Output, Topology
+from pitcrew.supervisor.adapters.remote_shell import Ran, RemoteShell
 from pitcrew.supervisor.adapters.tmux import SEP, PaneInfo, Tmux, TmuxResult
 from pitcrew.supervisor.core.errors import TmuxError
 from pitcrew.supervisor.core.hosts import Host, HostState
@@ -80,6 +81,7 @@ class SshLink:
             self.ssh_args = shlex.split(host.ssh)
         except ValueError:   # an unbalanced quote: ssh itself will say what it makes of it
             self.ssh_args = host.ssh.split()
+        self.shell = RemoteShell(host.name, self.argv)
         self.state = HostState.CONNECTING
         self.problem = ""            # the last reason it is down, one line
         self.connects = 0            # masters started (tests and the bench count them)
@@ -166,6 +168,7 @@ class SshLink:
 
     def stop(self) -> None:
         self._stop.set()
+        self.shell.stop()
         self._kill_master()
         if self._thread is not None:
             self._thread.join(5)
@@ -192,21 +195,15 @@ class SshLink:
         return [self.binary, "-o", "ControlMaster=no", *self.options(), *self.ssh_args,
                 "--", command]
 
-    def run(self, remote: Sequence[str] | str, timeout: float | None = None,
-            stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
-        """Run a command on the host; HostDown when the link is not up (nothing sent)."""
+    def run(self, remote: Sequence[str] | str, timeout: float | None = None) -> Ran:
+        """Run a command on the host, in the link's one remote shell (adapters/remote_shell.py);
+        HostDown when the link is not up (nothing sent), TmuxError when it fails meanwhile."""
         if self.state != HostState.UP:
             raise HostDown(f"host {self.host.name} is {self.state}"
                            + (f": {self.problem}" if self.problem else ""))
-        log.debug("ssh %s: %s", self.host.name, remote if isinstance(remote, str)
-                  else " ".join(remote[:4]))
-        try:
-            return subprocess.run(self.argv(remote), capture_output=True, input=stdin,
-                                  stdin=None if stdin is not None else subprocess.DEVNULL,
-                                  timeout=timeout or self.timeout)
-        except subprocess.TimeoutExpired:
-            raise TmuxError(f"host {self.host.name} did not answer within "
-                            f"{timeout or self.timeout:g}s") from None
+        command = remote if isinstance(remote, str) else shlex.join(remote)
+        log.debug("ssh %s: %s", self.host.name, command[:80])
+        return self.shell.run(command, timeout or self.timeout)
 
 
 def _one_line(text: str) -> str:
@@ -240,10 +237,7 @@ class RemoteTmux(Tmux):
         remote = [*self._base(), *fixed]
         if path is not None:
             remote = ["env", f"PATH={path}", *remote]
-        proc = self.link.run(remote, timeout=self.timeout)
-        if proc.returncode == 255:     # ssh's own failure: the link went away under us
-            raise TmuxError(f"host {self.link.host.name}: "
-                            f"{_one_line(proc.stderr.decode('utf-8', 'replace'))}")
+        proc = self.link.run(remote, timeout=self.timeout)   # a failed link raises
         return TmuxResult(tuple(args), proc.returncode,
                           proc.stdout.decode("utf-8", "backslashreplace"),
                           proc.stderr.decode("utf-8", "backslashreplace").strip())

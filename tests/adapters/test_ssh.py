@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pitcrew.supervisor.adapters.control import ControlGone, Output
+from pitcrew.supervisor.adapters.control import ControlGone, Output, Topology
 from pitcrew.supervisor.adapters.remote_procs import RemoteProcs
 from pitcrew.supervisor.adapters.remote_sessions import RemoteSessions
 from pitcrew.supervisor.adapters.ssh import HostDown, RemoteControlClient, RemoteTmux, SshLink
@@ -61,13 +61,14 @@ def test_tmux_and_its_control_client_run_over_one_connection_with_the_hosts_pane
     client = RemoteControlClient(tmux, "work", events.put)
     assert client.start_client()
     try:
+        assert isinstance(events.get(timeout=10), Topology)     # attached: now it hears all
         tmux.send_text(f"gpu1:{pane}", "echo over-ssh")
         tmux.send_keys(f"gpu1:{pane}", "Enter")
         wait_until(lambda: "over-ssh\n" in (tmux.capture(f"gpu1:{pane}") or ""), 10)
-        seen = []
-        while not events.empty():
-            seen.append(events.get())
-        assert f"gpu1:{pane}" in {e.pane_id for e in seen if isinstance(e, Output)}
+        output = events.get(timeout=10)
+        while not isinstance(output, Output):
+            output = events.get(timeout=10)
+        assert output.pane_id == f"gpu1:{pane}"          # the event names the host's pane
         assert len(sshd.connections()) == 1 and link.connects == 1   # one connection for all
         sshd.kill_connections()                                        # the link drops
         gone = events.get(timeout=10)

@@ -77,7 +77,7 @@ def test_a_remote_agent_is_found_read_and_resumed_after_a_crash(
     try:
         w.wait_for(f"gpu1:{pane}: idle", timeout=30)
         remote.type(pane, "crash 3 1")
-        w.wait_for(f"gpu1:{pane}: busy (was idle)")
+        w.wait_for(f"gpu1:{pane}: busy (was ")
         wait_badges(pitcrew_home, "Resumed", "Continued", timeout=60)
     finally:
         assert w.stop() == 0
@@ -100,7 +100,7 @@ def test_a_dropped_connection_is_reconnected_and_a_crash_meanwhile_is_not_lost(
     try:
         w.wait_for(f"gpu1:{pane}: idle", timeout=30)
         remote.type(pane, "crash 3 1")
-        w.wait_for(f"gpu1:{pane}: busy (was idle)")
+        w.wait_for(f"gpu1:{pane}: busy (was ")
         sshd.stop()              # the connection is killed, and the host stays unreachable
         w.wait_for("host gpu1 is down")
         wait_until(lambda: any(r["type"] == "crash" for r in session_records(remote)), 15,
