@@ -82,7 +82,7 @@ class RemoteProcs:
         return self.procs if time.monotonic() - self.taken < FRESH_FOR else self.refresh()
 
     def tree(self, pid: int) -> list[ProcInfo]:
-        procs = self.procs
+        procs = self.fresh()
         children: dict[int, list[int]] = {}
         for p in procs.values():
             children.setdefault(p.ppid, []).append(p.pid)

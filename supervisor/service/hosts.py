@@ -158,11 +158,14 @@ class Hosts:
         now = self.mono()
         for name, remote in self.remotes.items():
             if now - self.looked.get(name, -1e9) >= RESCAN_EVERY:
-                self.rescan_host(remote)
+                self.rescan_host(remote, full=False)
 
-    def rescan_host(self, remote: Remote) -> None:
+    def rescan_host(self, remote: Remote, full: bool = True) -> None:
+        """List the host's panes. `full`: take a process listing first (after the link came
+        back, or tmux said something changed); the fallback takes one only when a pane
+        changed, so an idle host costs two tmux calls every RESCAN_EVERY seconds."""
         self.looked[remote.host.name] = self.mono()
-        self._guarded(remote, lambda: self._rescan(remote))
+        self._guarded(remote, lambda: self._rescan(remote, full))
 
     def _guarded(self, remote: Remote, work: Callable[[], None]) -> None:
         if remote.link.state != HostState.UP or remote.discovery is None:
@@ -172,12 +175,16 @@ class Hosts:
         except TmuxError as exc:   # the link dropped mid-look: its state event follows
             log.info("%s", exc)
 
-    def _rescan(self, remote: Remote) -> None:
+    def _rescan(self, remote: Remote, full: bool = True) -> None:
         assert remote.discovery is not None
-        self._exits(remote)
+        before = dict(remote.discovery.seen)
+        if full:
+            self._exits(remote)
         remote.servers.refresh()
         if remote.link.state == HostState.UP:
             remote.discovery.rescan()
+        if not full and remote.discovery.seen != before:
+            self._exits(remote)
 
     def _pane_changed(self, remote: Remote, pane_id: str) -> None:
         assert remote.discovery is not None
