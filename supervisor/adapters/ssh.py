@@ -4,8 +4,10 @@ Contract
 --------
 * `SshLink` keeps one OpenSSH master connection per host (`ssh -M -N`, ControlMaster with a
   socket in a private 0700 control dir): every command, capture, keystroke and control-mode
-  client for that host runs over it (`ssh -S <socket> -o ControlMaster=no`), so watching a
-  host costs one TCP connection and one authentication, not one per call.
+  client for that host runs over it (`-o ControlPath=<socket> -o ControlMaster=no`), so
+  watching a host costs one TCP connection and one authentication, not one per call. The
+  short commands go to one long-lived remote `sh` (adapters/remote_shell.py), so the remote
+  login shell and its rc files run once per connection, not once per command.
 * It is non-interactive: `BatchMode=yes` (never a password prompt), `ConnectTimeout`, and
   `ServerAliveInterval` so a dead link is noticed within seconds.
 * Its state is `connecting`, `up` or `down`; a drop is noticed when the master process exits

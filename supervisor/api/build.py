@@ -17,6 +17,7 @@ from pitcrew.supervisor.adapters.clock import local_zone
 from pitcrew.supervisor.api.view import (
     CheckerView,
     DecisionView,
+    HostView,
     Limits,
     SettingsView,
     TerminalView,
@@ -114,8 +115,9 @@ def build_view(sup: ViewSource) -> View:
         status_line=sup.autopilot.status_line(),
         consent=sup.book.consent,
         consent_asked=sup.book.consent_asked,
-        terminals=tuple(_terminal(sup, w, now, limits)
-                        for w in sorted(sup.watched.values(), key=lambda w: w.key)),
+        terminals=tuple(_terminal(sup, w, now, limits, host_of(sup, w.key))
+                        for w in sorted(sup.watched.values(), key=lambda w: (
+                            host_of(sup, w.key) != "local", host_of(sup, w.key), w.key))),
         decisions=cache.decisions,
         activity=cache.rows,
         settings=SettingsView(config.autopilot, config.ask_to_continue, config.diagnosis,
@@ -126,10 +128,27 @@ def build_view(sup: ViewSource) -> View:
         problems=sup.settings.problems,
         at=now,
         limits=limits,
+        hosts=_hosts(sup),
     )
 
 
-def _terminal(sup: ViewSource, w: Watched, now: float, limits: Limits) -> TerminalView:
+def host_of(sup: ViewSource, key: str) -> str:
+    """The host a terminal runs on (`local` unless the loop watches remote hosts)."""
+    hosts = getattr(sup, "hosts", None)
+    remote = hosts.host_of(key) if hosts is not None else None
+    return remote.host.name if remote is not None else "local"
+
+
+def _hosts(sup: ViewSource) -> tuple[HostView, ...]:
+    hosts = getattr(sup, "hosts", None)
+    if hosts is None:
+        return ()
+    return tuple(HostView(name, r.link.state, r.link.problem)
+                 for name, r in sorted(hosts.remotes.items()))
+
+
+def _terminal(sup: ViewSource, w: Watched, now: float, limits: Limits,
+              host: str = "local") -> TerminalView:
     pane = w.state.terminal
     dead = w.agent_pid is None and bool(w.timeline) and w.timeline[-1][1] == "exited"
     state = "exited" if dead else (w.screen.state.value if w.screen else "unknown")
@@ -140,7 +159,8 @@ def _terminal(sup: ViewSource, w: Watched, now: float, limits: Limits) -> Termin
         project=w.cwd, state=state, session_id=w.state.session_id,
         last_activity=w.last_output_wall or None, timeline=tuple(w.timeline),
         task=w.state.task, seat=seat.name if seat else None, note=_note(w, now, limits),
-        waiting_on_you=inc is not None and inc.phase in (Phase.HOLD, Phase.STOPPED))
+        waiting_on_you=inc is not None and inc.phase in (Phase.HOLD, Phase.STOPPED),
+        host=host)
 
 
 def _note(w: Watched, now: float, limits: Limits) -> str:

@@ -74,3 +74,16 @@ def test_a_terminal_key_names_its_host_only_for_remote_hosts() -> None:
     remote: Any = {"gpu1"}
     assert host_of("gpu1:%3", remote) == "gpu1"
     assert host_of("default:%3", remote) == "local"
+
+
+def test_the_view_names_each_terminals_host_and_each_hosts_connection(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from pitcrew.supervisor.api.build import _hosts, host_of
+    hosts, _, _, _ = rig(tmp_path)
+    hosts.remotes["gpu1"].link.state, hosts.remotes["gpu1"].link.problem = "down", "refused"
+    source: Any = SimpleNamespace(hosts=hosts)
+    assert host_of(source, "gpu1:%1") == "gpu1" and host_of(source, "default:%1") == "local"
+    assert [(h.name, h.state, h.problem) for h in _hosts(source)] == [("gpu1", "down",
+                                                                        "refused")]
+    assert _hosts(SimpleNamespace()) == () and host_of(SimpleNamespace(), "x:%1") == "local"
