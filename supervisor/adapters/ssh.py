@@ -259,6 +259,9 @@ class RemoteTmux(Tmux):
 
     def new_window(self, session: str, argv: Sequence[str], cwd: str, name: str | None = None,
                    env: dict[str, str] | None = None) -> str:
+        if cwd == "~" or cwd.startswith("~/"):     # the remote user's home, not ours
+            home = self.link.run('printf %s "$HOME"').stdout.decode("utf-8", "replace")
+            cwd = home + cwd[1:]
         return self.prefix + super().new_window(session, argv, cwd, name, env)
 
     def version(self) -> str:

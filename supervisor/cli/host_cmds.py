@@ -5,13 +5,14 @@ from __future__ import annotations
 import argparse
 import json
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from pitcrew.supervisor.adapters.clock import local_zone, now_utc
 from pitcrew.supervisor.adapters.ssh import RemoteTmux, SshLink
 from pitcrew.supervisor.core.errors import PitcrewError, TmuxError
 from pitcrew.supervisor.core.hosts import LOCAL, Host, HostState, parse_host
+from pitcrew.supervisor.core.seats import Seat
 from pitcrew.supervisor.providers.model import Provider
 from pitcrew.supervisor.service.remote_scan import HostScan, scan_remote
 from pitcrew.supervisor.service.scan import Terminal
@@ -102,6 +103,32 @@ def remote_key(hosts: tuple[Host, ...], ref: str) -> str | None:
             h.name == head and h.enabled for h in hosts):
         return ref
     return None
+
+
+def launch_remote(hosts: tuple[Host, ...], seat: Seat, session: str, argv: Sequence[str],
+                  provider: str) -> str:
+    """Open a seat's agent on its host (`pitcrew launch`); its terminal key (`gpu1:%5`)."""
+    host = next((h for h in hosts if h.name == seat.host), None)
+    if host is None:
+        raise PitcrewError(f"seat {seat.name}: no host named {seat.host!r}")
+    with tempfile.TemporaryDirectory(prefix="pitcrew-launch-") as tmp:
+        link = SshLink(host, Path(tmp))
+        try:
+            if not link.connect():
+                raise PitcrewError(f"seat {seat.name}: host {host.name} is down: "
+                                   f"{link.problem}")
+            tmux = RemoteTmux(link)
+            try:
+                if not tmux.has_session(session):
+                    tmux.run("new-session", "-d", "-s", session, "sleep 1")   # closes itself
+                pane = tmux.new_window(session, argv, seat.cwd, name=f"{seat.name}-{provider}")
+                tmux.set_remain_on_exit(pane)
+            except TmuxError as exc:
+                raise PitcrewError(f"seat {seat.name}: cannot start it on {host.name}: "
+                                   f"{exc}") from None
+        finally:
+            link.stop()
+    return pane
 
 
 def check(host: Host) -> dict[str, object]:

@@ -9,6 +9,7 @@ import uuid
 
 from pitcrew.supervisor.adapters import checker_cli as checkers
 from pitcrew.supervisor.api.commands import Bind, ChangeState, Send
+from pitcrew.supervisor.cli import host_cmds
 from pitcrew.supervisor.cli.autopilot_cmds import _state_command
 from pitcrew.supervisor.cli.host_cmds import remote_key
 from pitcrew.supervisor.core.errors import PitcrewError
@@ -163,11 +164,17 @@ def launch(args: argparse.Namespace) -> int:
     provider = ctx.registry.get(choice.provider)
     if provider is None:
         raise PitcrewError(f"seat {seat.name}: no provider named {choice.provider!r}")
+    session = args.session or seat.session or seat.name
+    argv = launch_argv(provider, choice)
+    if seat.host:
+        pane = host_cmds.launch_remote(ctx.config.hosts, seat, session, argv, choice.provider)
+        _state_command(ctx, Bind(seat.name, pane), queue_only=True)
+        print(f"Launched {provider.display_name} for seat {seat.name} on {seat.host} in "
+              f"{session} ({pane}).")
+        return 0
     cwd = os.path.expanduser(seat.cwd)
     if not os.path.isdir(cwd):
         raise PitcrewError(f"seat {seat.name}: {cwd} is not a directory")
-    session = args.session or seat.session or seat.name
-    argv = launch_argv(provider, choice)
     tmux = ctx.tmux
     if tmux.has_session(session):
         pane = tmux.new_window(session, argv, cwd, name=f"{seat.name}-{choice.provider}")

@@ -34,6 +34,7 @@ class Seat:
     backups: tuple[AgentChoice, ...] = ()
     brief: str | None = None
     session: str | None = None      # tmux session its windows open in (default: the seat name)
+    host: str | None = None         # the remote host `pitcrew launch` opens it on (core/hosts)
 
     @property
     def agents(self) -> tuple[AgentChoice, ...]:
@@ -78,7 +79,7 @@ def parse_seats(raw: Any, where: str, known: Sequence[str] | None = None
 
 
 def _seat(item: dict[str, Any], known: Sequence[str] | None) -> Seat:
-    unknown = set(item) - {"name", "cwd", "primary", "backups", "brief", "session"}
+    unknown = set(item) - {"name", "cwd", "primary", "backups", "brief", "session", "host"}
     if unknown:
         raise ValueError(f"{sorted(unknown)[0]}: unknown key")
     name = item.get("name")
@@ -103,4 +104,8 @@ def _seat(item: dict[str, Any], known: Sequence[str] | None) -> Seat:
     session = item.get("session")
     if session is not None and not isinstance(session, str):
         raise ValueError("session: expected a tmux session name")
-    return Seat(name, cwd, primary, backups, brief, session)
+    host = item.get("host")
+    if host is not None and not isinstance(host, str):
+        raise ValueError("host: expected a host name from [[hosts]]")
+    return Seat(name, cwd, primary, backups, brief, session,
+                None if host in (None, "", "local") else host)

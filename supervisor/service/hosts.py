@@ -296,6 +296,11 @@ class RoutedTmux:
 
     def new_window(self, session: str, argv: Sequence[str], cwd: str, name: str | None = None,
                    env: dict[str, str] | None = None) -> str:
+        """`gpu1:work` opens the window in session `work` on gpu1."""
+        host, sep, rest = session.partition(":")
+        remote = self.hosts.remotes.get(host) if sep else None
+        if remote is not None:
+            return remote.tmux.new_window(rest, argv, cwd, name, env)
         return self.local.new_window(session, argv, cwd, name, env)
 
     def kill_pane(self, pane_id: str) -> None:

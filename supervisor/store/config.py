@@ -67,6 +67,7 @@ chain_timeout = 150
 # primary = "claude:opus"
 # backups = ["codex", "gemini:gemini-2.5-pro"]
 # brief = "You own the API service: keep the tests green."
+# host = "gpu1"            # `pitcrew launch api` opens it on this remote host ([[hosts]])
 
 # Remote hosts: tmux on other machines, watched over one ssh connection each.
 # [[hosts]]
@@ -137,6 +138,11 @@ def load_config(path: Path) -> LoadedConfig:
         hosts, host_errors = parse_hosts(data["hosts"], where)
         errors.extend(host_errors)
         config = replace(config, hosts=hosts)
+    names = {h.name for h in config.hosts}
+    errors.extend(f"{where}: seats: {s.name}: host: no host named {s.host!r} in [[hosts]]; "
+                  "the seat is skipped" for s in config.seats if s.host and s.host not in names)
+    config = replace(config, seats=tuple(s for s in config.seats
+                                         if not s.host or s.host in names))
     for section, table in data.items():
         if section in ("seats", "hosts"):
             continue

@@ -6,6 +6,7 @@ import json
 import tomllib
 from pathlib import Path
 
+from pitcrew.supervisor.store.config import load_config
 from tests.cli.test_autopilot_cli import pitcrew
 from tests.support.sshd import RemoteTmuxServer, sshd_server
 from tests.support.tmux_server import TmuxServer
@@ -93,3 +94,36 @@ def test_status_shows_the_host_of_each_terminal_and_a_host_that_is_down(
     out = pitcrew("status", "--host", "nope", env=env)
     assert out.returncode == 2 and out.stderr.strip() == \
         "pitcrew: no host named 'nope' (see `pitcrew hosts list`)"
+
+
+def test_launch_opens_a_seat_with_a_host_on_that_host(
+        pitcrew_home: Path, fake_provider_installed: Path, tmp_path: Path) -> None:
+    project = tmp_path / "api"
+    project.mkdir()
+    with sshd_server(tmp_path / "sshd") as sshd:
+        remote = RemoteTmuxServer(sshd, tmp_path / "remote")
+        try:
+            remote.start("sleep 600")
+            (pitcrew_home / "config.toml").write_text(
+                f'[[seats]]\nname = "api"\ncwd = "{project}"\nprimary = "fakeagent"\n'
+                'host = "gpu1"\n[[seats]]\nname = "web"\ncwd = "/"\nprimary = "fakeagent"\n'
+                'host = "nowhere"\n'
+                f'[[hosts]]\nname = "gpu1"\nssh = "{sshd.ssh_spec}"\n'
+                f'tmux_socket = "{remote.socket}"\n')
+            out = pitcrew("launch", "api")
+            assert out.returncode == 0, out.stderr
+            loaded = load_config(pitcrew_home / "config.toml")      # that seat is skipped
+            assert [s.name for s in loaded.config.seats] == ["api"] and loaded.errors == (
+                "config.toml: seats: web: host: no host named 'nowhere' in [[hosts]]; the "
+                "seat is skipped",)
+            pane = out.stdout.split("(")[-1].rstrip(").\n")
+            assert out.stdout.startswith("Launched Fake Agent for seat api on gpu1 in api")
+            assert pane.startswith("gpu1:%")
+            remote.wait_for_text(pane.removeprefix("gpu1:"), "fake>")
+            listed = remote.tmux("list-panes", "-a", "-F",
+                                 "#{pane_id} #{session_name} #{pane_current_path}").stdout
+            assert f"{pane.removeprefix('gpu1:')} api {project}" in listed
+            spooled = (pitcrew_home / "commands.jsonl").read_text()
+            assert pane in spooled                                    # bound to the seat
+        finally:
+            remote.stop()

@@ -13,7 +13,7 @@ from pitcrew.supervisor.store.ledger import Ledger
 from tests.cli.test_autopilot_cli import pitcrew
 from tests.support.proc import Running
 from tests.support.sshd import RemoteTmuxServer, Sshd, sshd_server
-from tests.support.tmux_server import TmuxServer
+from tests.support.tmux_server import FAKE_AGENT_DIR, TmuxServer
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.e2e
@@ -44,7 +44,7 @@ def configure(home: Path, sshd: Sshd, remote: RemoteTmuxServer) -> None:
 def watch(tmux: TmuxServer) -> Running:
     w = Running(["watch"], env={"PITCREW_TMUX_SOCKET": tmux.name,
                                 "PITCREW_TEST_TIME_SCALE": SCALE})
-    w.wait_for("Autopilot: Watching.")
+    w.wait_for("Autopilot: ")
     return w
 
 
@@ -155,3 +155,43 @@ def test_a_message_is_delivered_to_a_remote_agent_and_its_login_screen_notifies_
     assert prompts[0] == "work 1"                       # typed once, over the connection
     rows = Ledger(pitcrew_home / "autopilot-ledger.jsonl").tail(100)
     assert {r.terminal for r in rows} == {f"gpu1:work:{pane}"}
+
+
+def test_a_seated_remote_terminal_fails_over_to_its_backup_on_the_same_host(
+    tmux: TmuxServer, sshd: Sshd, remote: RemoteTmuxServer, pitcrew_home: Path,
+    fake_provider_installed: Path, tmp_path: Path,
+) -> None:
+    (pitcrew_home / "providers" / "fakebackup.toml").write_text(
+        (FAKE_AGENT_DIR / "fakebackup.toml").read_text())
+    project = tmp_path / "api"
+    project.mkdir()
+    (pitcrew_home / "config.toml").write_text(
+        '[autopilot]\nenabled = false\nquiet_after = 600\n[diagnosis]\nmode = "timer"\n'
+        f'[[seats]]\nname = "api"\ncwd = "{project}"\nprimary = "fakeagent"\n'
+        'backups = ["fakebackup"]\nbrief = "You own the API service."\n'
+        f'[[hosts]]\nname = "gpu1"\nssh = "{sshd.ssh_spec}"\ntmux_socket = "{remote.socket}"\n')
+    pane = remote.start("fakeagent", cwd=project)
+    remote.wait_for_text(pane, "fake>")
+    w = watch(tmux)
+    try:
+        w.wait_for(f"gpu1:{pane}: idle", timeout=30)
+        bound = pitcrew("seat", "bind", "api", f"gpu1:{pane}")
+        assert bound.returncode == 0, bound.stderr
+        w.wait_for(f"gpu1:{pane}: sits in seat api")
+        remote.type(pane, "limit resets 3pm (Europe/Paris)")
+        w.wait_for(f"gpu1:{pane}: rate_limit")
+        pitcrew("send", f"gpu1:{pane}", "keep going")
+        switched = wait_until(lambda: [r for r in Ledger(
+            pitcrew_home / "autopilot-ledger.jsonl").tail(100)
+            if r.badge.value == "Switched to backup"], 60)[0]
+        w.wait_for("brief delivered", timeout=60)
+    finally:
+        assert w.stop() == 0
+    new_pane = str(switched.readings["pane"])
+    assert new_pane.startswith("gpu1:%") and new_pane != f"gpu1:{pane}"
+    listed = remote.tmux("list-panes", "-a", "-F", "#{pane_id} #{pane_current_path}").stdout
+    assert f"{new_pane.removeprefix('gpu1:')} {project}" in listed   # opened on the host
+    assert not tmux.tmux.list_panes()                 # and nothing on this machine
+    briefs = [r["text"] for r in session_records(remote) if r["type"] == "prompt"
+              and str(r["text"]).startswith("Pitcrew handover")]
+    assert len(briefs) == 1 and "You own the API service." in str(briefs[0])

@@ -22,7 +22,12 @@ def test_a_crashed_agent_and_a_shell_and_then_a_lost_link(tmp_path: Path) -> Non
             remote.wait_for_text(crashed, "fake>")
             remote.start("bash --norc --noprofile", cwd=tmp_path)     # no agent: not listed
             remote.type(crashed, "crash 7 0")
-            wait_until(lambda: "Pane is dead" in remote.screen(crashed), 15)
+            remote.wait_for_text(crashed, "simulated crash")
+            # tmux 3.3a may miss the exit until another child of the server exits
+            # (adapters/tmux.py): a `run-shell true` makes it reap, as Pitcrew's listing does
+            wait_until(lambda: remote.tmux("run-shell", "true") and
+                       "Pane is dead" in remote.screen(crashed), 15,
+                       message=lambda: remote.screen(crashed))
             (tmp_path / "ctl").mkdir()
             link = SshLink(Host("gpu1", sshd.ssh_spec, remote.socket), tmp_path / "ctl")
             assert link.connect()

@@ -71,7 +71,10 @@ class Sshd:
             "KbdInteractiveAuthentication no\nPubkeyAuthentication yes\n"
             "PermitRootLogin prohibit-password\nAllowTcpForwarding no\nX11Forwarding no\n"
             "PrintMotd no\nMaxSessions 100\nMaxStartups 100\nLogLevel ERROR\n"
-            "Subsystem sftp internal-sftp\n")
+            "Subsystem sftp internal-sftp\n"
+            # the "remote" user's PATH is the tests' own, fake agents included (as a user's
+            # login PATH holds their CLIs)
+            f"SetEnv PATH={os.environ.get('PATH', '/usr/bin:/bin')}\n")
         self.ssh_config.write_text(
             f"Host {ALIAS}\n  HostName 127.0.0.1\n  Port {self.port}\n  User {self.user}\n"
             f"  IdentityFile {self.client_key}\n  IdentitiesOnly yes\n"
