@@ -195,3 +195,25 @@ def test_a_seated_remote_terminal_fails_over_to_its_backup_on_the_same_host(
     briefs = [r["text"] for r in session_records(remote) if r["type"] == "prompt"
               and str(r["text"]).startswith("Pitcrew handover")]
     assert len(briefs) == 1 and "You own the API service." in str(briefs[0])
+
+
+def test_a_remote_agent_started_at_a_shell_is_resumed_by_typing_at_that_shell(
+    tmux: TmuxServer, sshd: Sshd, remote: RemoteTmuxServer, pitcrew_home: Path,
+    fake_provider_installed: Path, tmp_path: Path,
+) -> None:
+    configure(pitcrew_home, sshd, remote)
+    pane = remote.start("bash --norc --noprofile", cwd=tmp_path)
+    remote.type(pane, "fakeagent")
+    remote.wait_for_text(pane, "fake>")
+    [session] = list(remote.fake_home.rglob("*.jsonl"))
+    w = watch(tmux)
+    try:
+        w.wait_for(f"gpu1:{pane}: idle", timeout=30)
+        remote.type(pane, "crash 3 1")
+        w.wait_for(f"gpu1:{pane}: busy (was ")
+        wait_badges(pitcrew_home, "Resumed", "Continued", timeout=60)
+        w.wait_for("typed the resume command")
+    finally:
+        assert w.stop() == 0
+    assert f"fakeagent --resume {session.stem}" in remote.screen(pane)   # typed at the shell
+    assert f"Resumed session {session.stem}" in remote.screen(pane)
