@@ -22,6 +22,7 @@ TEST_PACKAGES=(
   dbus dbus-daemon dbus-bin dunst gnome-keyring
   zsh                                  # a second interactive shell for the launch-style tests
   openssh-server openssh-client        # a private sshd on 127.0.0.1 for the remote-host tests
+  chromium                             # renders the HTML incident report in its test
 )
 
 # ensure_packages PKG... — install the Debian packages that are missing (apt, as root or sudo).

@@ -144,6 +144,26 @@ def test_ledger_rows_of_the_wrong_shape_are_skipped(tmp_path: Path) -> None:
     assert out.stdout.count("task 1") == 1
 
 
+def test_the_report_reads_every_row_across_rotation_and_skips_torn_and_bad_ones(
+        tmp_path: Path) -> None:
+    """The incident report reads all rows, oldest first, across the `.N.jsonl.gz` files and
+    the live one; a torn, non-JSON or non-object line is counted, not an error. A row of a
+    badge this version does not know is kept for the report."""
+    path = tmp_path / "autopilot-ledger.jsonl"
+    ledger = Ledger(path, max_bytes=700, keep=5)
+    for n in range(12):
+        ledger.append(decision(n))
+    assert ledger.rotated(2).exists() and not ledger.rotated(5).exists()
+    with open(path, "ab") as fh:
+        fh.write(b'"a string"\n[1, 2]\nnot json\n')
+        fh.write(json.dumps({**decision(12).to_json(), "badge": "Looping"}).encode() + b"\n")
+        fh.write(b'{"kind": "decision", "badge": "Resu')     # torn: a crash mid-write
+    rows, skipped = ledger.read_all()
+    assert [r["prompt"] for r in rows] == [f"task {k}" for k in range(13)]
+    assert rows[-1]["badge"] == "Looping"
+    assert skipped == 4
+
+
 def test_state_round_trips_and_is_replaced_atomically(tmp_path: Path) -> None:
     path = tmp_path / "state.json"
     t = TerminalState("work:%3", "Claude Code", "/p", Health.ZOMBIE, "fix it", "sess",

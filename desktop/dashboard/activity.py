@@ -6,6 +6,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontMetrics, QResizeEvent
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QScrollArea, QVBoxLayout, QWidget
 
+from pitcrew.desktop.dashboard.report_link import report_button
 from pitcrew.desktop.dashboard.style import (
     BADGE_COLOR,
     BLUE,
@@ -62,6 +63,8 @@ class ActivityCard(QFrame):
         top.addStretch(1)
         self.time = label(clock(d.at, now), "small")
         top.addWidget(self.time)
+        self.report = report_button(d.terminal)
+        top.addWidget(self.report)
         box.addLayout(top)
         self.prompt = label("", wrap=False)
         self.prompt.setToolTip(d.prompt)

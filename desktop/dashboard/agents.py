@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QFrame,
@@ -9,10 +11,12 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QScrollArea,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
+from pitcrew.desktop.dashboard.report_link import report_button
 from pitcrew.desktop.dashboard.style import (
     AMBER,
     RED,
@@ -27,10 +31,12 @@ from pitcrew.desktop.dashboard.style import (
     state_color,
 )
 from pitcrew.desktop.dashboard.timeline import Timeline
+from pitcrew.supervisor.api.commands import Command, Rerun
 from pitcrew.supervisor.api.view import TerminalView, View
 
 # Column widths shared by the header and every row, so they line up.
-COLS = (170, 0, 130, 96, 90, 180)   # agent, project (stretches), state, session, last, timeline
+# agent, project (stretches), state, session (+ tokens), last, timeline, report/rerun
+COLS = (170, 0, 130, 118, 90, 180, 64)
 EMPTY = ("No agent terminals yet.<br><br><span style='font-size: 12px'>Start an agent CLI in "
          "tmux (for example <code>tmux new -s work</code>, then <code>claude</code>) and it "
          "shows up here within a few seconds.</span>")
@@ -54,8 +60,10 @@ def _columns(widgets: list[QWidget], box: QGridLayout, row: int) -> None:
 class AgentRow(QFrame):
     """One terminal. `update_from` touches only what changed."""
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, on_rerun: Callable[[str], None] = lambda key: None,
+                 parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.key = ""
         self.setObjectName("row")
         self.setProperty("selected", False)
         grid = QGridLayout(self)
@@ -76,13 +84,22 @@ class AgentRow(QFrame):
         hb.addWidget(self.state)
         hb.addStretch(1)
         self.session = label("", "muted")
+        self.tokens = ElidedLabel("", "small")
         self.last = label("", "muted")
         self.timeline = Timeline()
-        _columns([who, where, pill_box, self.session, self.last, self.timeline], grid, 0)
+        self.report = report_button("")
+        self.rerun = QToolButton()
+        self.rerun.setObjectName("report")        # styled like its neighbour, Report
+        self.rerun.setText("Rerun")
+        self.rerun.setAutoRaise(True)
+        self.rerun.setToolTip("Start this agent in a fresh session (not resuming the old one) "
+                              "and send its task's prompt again")
+        self.rerun.clicked.connect(lambda: on_rerun(self.key))
+        _columns([who, where, pill_box, _stacked(self.session, self.tokens), self.last,
+                  self.timeline, _stacked(self.report, self.rerun)], grid, 0)
         self.note = label("", "warn", wrap=True)
-        grid.addWidget(self.note, 1, 1, 1, 5)
+        grid.addWidget(self.note, 1, 1, 1, 6)
         self.note.hide()
-        self.key = ""
 
     def update_from(self, t: TerminalView, now: float) -> None:
         self.key = t.key
@@ -94,6 +111,9 @@ class AgentRow(QFrame):
         self.target.setToolTip(f"{t.key}\n{t.task}" if t.task else t.key)
         self.state.set(STATE_TEXT.get(t.state, t.state), state_color(t.state))
         _set(self.session, short_id(t.session_id), t.session_id or "No session id yet")
+        self.tokens.set_full(t.tokens)
+        self.tokens.setVisible(bool(t.tokens))
+        self.report.setProperty("terminal", t.target)
         _set(self.last, ago(t.last_activity, now))
         self.timeline.set_timeline(t.timeline, now)
         _set(self.note, t.note)
@@ -107,8 +127,12 @@ class AgentRow(QFrame):
 
 
 class AgentsPage(QWidget):
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, send: Callable[[Command], None] = lambda c: None,
+                 confirm: Callable[[str, str], bool] = lambda title, text: False,
+                 parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self._send = send
+        self._confirm = confirm
         outer = QVBoxLayout(self)
         outer.setContentsMargins(24, 20, 24, 20)
         outer.setSpacing(12)
@@ -128,7 +152,7 @@ class AgentsPage(QWidget):
         hgrid = QGridLayout(head)
         hgrid.setContentsMargins(10, 2, 10, 6)
         hgrid.setHorizontalSpacing(12)
-        names = ["AGENT", "PROJECT", "STATE", "SESSION", "LAST ACTIVITY", "LAST 6 HOURS"]
+        names = ["AGENT", "PROJECT", "STATE", "SESSION", "LAST ACTIVITY", "LAST 6 HOURS", ""]
         _columns([label(n, "colhead") for n in names], hgrid, 0)
         box.addWidget(head)
         self.header = head
@@ -164,7 +188,7 @@ class AgentsPage(QWidget):
             row.deleteLater()
         for t in view.terminals:
             if t.key not in self.rows:
-                self.rows[t.key] = AgentRow()
+                self.rows[t.key] = AgentRow(self.ask_rerun)
             self.rows[t.key].update_from(t, now)
         if keys != self._order:
             for i, k in enumerate(keys):
@@ -186,6 +210,17 @@ class AgentsPage(QWidget):
         self.hosts.setVisible(bool(view.hosts))
         _set(self.problems, "\n".join(f"⚠ {p}" for p in view.problems))
         self.problems.setVisible(bool(view.problems))
+
+    def ask_rerun(self, key: str) -> None:
+        row = self.rows.get(key)
+        if row is None:
+            return
+        who = f"{row.agent.full()} in {row.target.full() or key}"
+        if self._confirm("Rerun in a fresh session?",
+                         f"{who} starts again in a new session (its old session is not "
+                         "resumed) and gets its task's prompt again. If it is still running, "
+                         "the rerun opens in a new window and the old one is left as it is."):
+            self._send(Rerun(key))
 
     def select(self, key: str | None) -> None:
         self.selected = key

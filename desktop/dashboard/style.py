@@ -44,7 +44,7 @@ STATE_TEXT = {
 BADGE_COLOR = {
     "Resumed": GREEN, "Continued": GREEN, "Switched to backup": BLUE,
     "Couldn't resume": RED, "Stopped retrying": RED, "Waiting on you": AMBER,
-    "Scheduled": BLUE, "Skipped": GREY, "Diagnosed": PURPLE, "Typed": BLUE,
+    "Scheduled": BLUE, "Skipped": GREY, "Diagnosed": PURPLE, "Typed": BLUE, "Rerun": BLUE,
 }
 
 _HOME = os.path.expanduser("~")

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QListWidget,
     QListWidgetItem,
     QMainWindow,
+    QMessageBox,
     QStackedWidget,
     QWidget,
 )
@@ -47,6 +48,13 @@ SIDEBAR: tuple[tuple[str, str | None], ...] = (
 )
 
 
+def confirm_dialog(parent: QWidget | None, title: str, text: str) -> bool:
+    answer = QMessageBox.question(parent, title, text, QMessageBox.StandardButton.Yes
+                                  | QMessageBox.StandardButton.Cancel,
+                                  QMessageBox.StandardButton.Cancel)
+    return answer == QMessageBox.StandardButton.Yes
+
+
 class Dashboard(QMainWindow):
     def __init__(self, send: Callable[[Command], None],
                  parent: QWidget | None = None) -> None:
@@ -56,6 +64,8 @@ class Dashboard(QMainWindow):
         self._last: View | None = None
         # Who asks for consent; tests may replace it with a stub.
         self.ask_consent: Callable[[QWidget | None, View], bool] = consent_dialog.ask_consent
+        # Who confirms an action (a rerun); tests may replace it with a stub.
+        self.confirm: Callable[[QWidget | None, str, str], bool] = confirm_dialog
         self.setWindowTitle(TITLE)
         self.resize(1120, 760)
         self.setMinimumSize(860, 520)
@@ -83,7 +93,7 @@ class Dashboard(QMainWindow):
         row.addWidget(self.sidebar)
 
         self.stack = QStackedWidget()
-        self.agents = AgentsPage()
+        self.agents = AgentsPage(send, lambda title, text: self.confirm(self, title, text))
         self.activity = ActivityPage()
         self.diagnosis = DiagnosisPage(send, self._ask)
         for widget in (self.agents, self.activity, self.diagnosis):

@@ -102,6 +102,23 @@ def session_exists(store: SessionStore, session_id: str, cwd: str,
     return False
 
 
+def session_file(store: SessionStore, session_id: str, cwd: str, home: Path | None = None,
+                 environ: Mapping[str, str] | None = None) -> str | None:
+    """The file of the session with this id for `cwd` (for its token usage), or None."""
+    env = os.environ if environ is None else environ
+    home = home or Path(env.get("HOME") or Path.home())
+    if store.glob is None or not session_id:
+        return None
+    try:
+        paths = globlib.glob(_expand(store.glob, store, config_dir(store, home, env), home, cwd))
+    except (OSError, re.error):
+        return None
+    for path in sorted(paths, key=_mtime, reverse=True)[: store.scan_limit]:
+        if _read_field(store.id, path) == session_id:
+            return path
+    return None
+
+
 def _expand(template: str, store: SessionStore, cfg: Path, home: Path, cwd: str) -> str:
     values = {
         "home": str(home),

@@ -14,6 +14,7 @@ from typing import Protocol
 
 from pitcrew.supervisor.adapters.checker_cli import CANDIDATES, installed
 from pitcrew.supervisor.adapters.clock import local_zone
+from pitcrew.supervisor.adapters.usage import UsageReader
 from pitcrew.supervisor.api.view import (
     CheckerView,
     DecisionView,
@@ -26,6 +27,7 @@ from pitcrew.supervisor.api.view import (
 )
 from pitcrew.supervisor.core.policy import RestartPolicy
 from pitcrew.supervisor.core.records import Incident, Phase
+from pitcrew.supervisor.core.usage import TokenTotals, totals
 from pitcrew.supervisor.service.app_context import AppContext
 from pitcrew.supervisor.service.autopilot import AutopilotService
 from pitcrew.supervisor.service.ports import Clock
@@ -38,6 +40,7 @@ from pitcrew.supervisor.store.ledger import Ledger
 ACTIVITY = 30
 DEFAULT_LIMITS = Limits()
 INSTALLED_EVERY = 10.0
+TOKENS_EVERY = 15.0      # a terminal's session file is re-read for its tokens at most this often
 # Suggestions for the model picker; any other model can be typed in.
 KNOWN_MODELS: dict[str, tuple[str, ...]] = {
     "claude": ("opus", "sonnet", "haiku"),
@@ -95,6 +98,8 @@ class ViewCache:
         self.decisions: tuple[DecisionView, ...] = ()
         self.installed: dict[str, bool] = {}
         self.installed_at = -1e9
+        self.usage = UsageReader()
+        self.tokens: dict[str, tuple[float, str]] = {}   # key → (read at, text)
 
 
 def build_view(sup: ViewSource) -> View:
@@ -115,7 +120,8 @@ def build_view(sup: ViewSource) -> View:
         status_line=sup.autopilot.status_line(),
         consent=sup.book.consent,
         consent_asked=sup.book.consent_asked,
-        terminals=tuple(_terminal(sup, w, now, limits, host_of(sup, w.key))
+        terminals=tuple(_terminal(sup, w, now, limits, _tokens(sup, w, cache),
+                                  host_of(sup, w.key))
                         for w in sorted(sup.watched.values(), key=lambda w: (
                             host_of(sup, w.key) != "local", host_of(sup, w.key), w.key))),
         decisions=cache.decisions,
@@ -148,7 +154,7 @@ def _hosts(sup: ViewSource) -> tuple[HostView, ...]:
 
 
 def _terminal(sup: ViewSource, w: Watched, now: float, limits: Limits,
-              host: str = "local") -> TerminalView:
+              tokens: str = "", host: str = "local") -> TerminalView:
     pane = w.state.terminal
     dead = w.agent_pid is None and bool(w.timeline) and w.timeline[-1][1] == "exited"
     state = "exited" if dead else (w.screen.state.value if w.screen else "unknown")
@@ -160,7 +166,27 @@ def _terminal(sup: ViewSource, w: Watched, now: float, limits: Limits,
         last_activity=w.last_output_wall or None, timeline=tuple(w.timeline),
         task=w.state.task, seat=seat.name if seat else None, note=_note(w, now, limits),
         waiting_on_you=inc is not None and inc.phase in (Phase.HOLD, Phase.STOPPED),
-        host=host)
+        tokens=tokens, host=host)
+
+
+def _tokens(sup: ViewSource, w: Watched, cache: ViewCache) -> str:
+    """The tokens of the terminal's session, as its row shows them (re-read at most every
+    TOKENS_EVERY seconds; the reader parses only what the file gained)."""
+    mono = sup.clock.mono()
+    seen = cache.tokens.get(w.key)
+    if seen is not None and mono - seen[0] < TOKENS_EVERY:
+        return seen[1]
+    steps = cache.usage.for_session(w.provider, w.state.session_id, w.cwd)
+    text = tokens_text(totals(steps)) if steps else ""
+    cache.tokens[w.key] = (mono, text)
+    return text
+
+
+def tokens_text(t: TokenTotals) -> str:
+    """"1.6M tokens · $0.42" (the cost only where the CLI records one)."""
+    n = t.tokens
+    amount = f"{n / 1e6:.1f}M" if n >= 1e6 else (f"{n / 1e3:.0f}k" if n >= 1e3 else str(n))
+    return f"{amount} tokens" + (f" · ${t.cost:,.2f}" if t.cost is not None else "")
 
 
 def _note(w: Watched, now: float, limits: Limits) -> str:

@@ -75,6 +75,16 @@ class ResumeNow:
 
 
 @dataclass(frozen=True, slots=True)
+class Rerun:
+    """Start the terminal's agent in a fresh session and send its task's prompt again."""
+
+    terminal: str
+
+    def to_record(self) -> dict[str, Any]:
+        return {"rerun": self.terminal}
+
+
+@dataclass(frozen=True, slots=True)
 class Send:
     """Queue a message for a terminal; `id` makes the same request idempotent."""
 
@@ -99,7 +109,8 @@ class Bind:
         return {"bind": {"seat": self.seat, "terminal": self.terminal}}
 
 
-Command = SetSetting | SetAutopilot | ChangeState | ConsentAsked | ResumeNow | Send | Bind
+Command = (SetSetting | SetAutopilot | ChangeState | ConsentAsked | ResumeNow | Rerun | Send
+           | Bind)
 
 
 def consent(grant: bool) -> ChangeState:
@@ -128,6 +139,8 @@ def parse(record: Mapping[str, Any]) -> Command | None:
                           change.get("value"))
     if isinstance(terminal := record.get("resume_now"), str):
         return ResumeNow(terminal)
+    if isinstance(terminal := record.get("rerun"), str):
+        return Rerun(terminal)
     if record.get("consent_asked") is True:
         return ConsentAsked()
     if record.get("autopilot_mode") in AUTOPILOT_ACTIONS:

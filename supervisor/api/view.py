@@ -17,7 +17,7 @@ from pitcrew.supervisor.core.records import Badge, Decision
 
 # The badges the Autopilot card shows (SPEC §4); Scheduled/Skipped/Diagnosed stay in the ledger.
 CARD_BADGES = frozenset({Badge.RESUMED, Badge.SWITCHED, Badge.COULDNT_RESUME, Badge.CONTINUED,
-                         Badge.STOPPED, Badge.WAITING})
+                         Badge.STOPPED, Badge.WAITING, Badge.RERUN})
 RECENT = 5
 TIMELINE_SECONDS = 6 * 3600.0   # how far back a terminal's timeline goes
 # How a UI groups `TerminalView.state`s: the agent waits on a person, or is stuck.
@@ -66,6 +66,7 @@ class TerminalView:
     note: str = ""                # what Autopilot is doing about it, if anything
     waiting_on_you: bool = False  # Autopilot holds its incident for a person
     host: str = "local"           # the machine it runs on ("gpu1" for a remote host)
+    tokens: str = ""              # "1.6M tokens · $0.42" when its CLI records usage
 
     @property
     def attention(self) -> Attention:

@@ -14,7 +14,14 @@ from collections.abc import Sequence
 
 from pitcrew.supervisor import __version__
 from pitcrew.supervisor.adapters.display import has_display
-from pitcrew.supervisor.cli import autopilot_cmds, commands, host_cmds, secret_cmds, team_cmds
+from pitcrew.supervisor.cli import (
+    autopilot_cmds,
+    commands,
+    host_cmds,
+    report_cmd,
+    secret_cmds,
+    team_cmds,
+)
 from pitcrew.supervisor.cli.logs import setup_logging
 from pitcrew.supervisor.core.errors import PitcrewError
 
@@ -57,6 +64,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--wait", action="store_true", help="queue it even if that terminal is "
                    "not there yet (by pane id or terminal key)")
     p.set_defaults(func=team_cmds.send)
+
+    p = sub.add_parser("rerun", help="start a terminal's agent in a fresh session and send "
+                       "its task again")
+    p.add_argument("terminal", metavar="TERMINAL", help="pane id (%%3), tmux target "
+                   "(work:1.0) or terminal key (server:%%3)")
+    p.set_defaults(func=team_cmds.rerun)
 
     p = sub.add_parser("consent", help="grant or revoke sending screen text to checkers")
     p.add_argument("action", choices=["grant", "revoke", "status"])
@@ -120,6 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("tray", help="start the tray app (needs a display)")
     p.set_defaults(func=commands.tray)
 
+    report_cmd.register(sub)
     secret_cmds.register(sub)
     host_cmds.register(sub)
     return parser

@@ -8,9 +8,9 @@ import os
 import uuid
 
 from pitcrew.supervisor.adapters import checker_cli as checkers
-from pitcrew.supervisor.api.commands import Bind, ChangeState, Send
+from pitcrew.supervisor.api.commands import Bind, ChangeState, Rerun, Send
 from pitcrew.supervisor.cli import host_cmds
-from pitcrew.supervisor.cli.autopilot_cmds import _state_command
+from pitcrew.supervisor.cli.autopilot_cmds import _state_command, lock_for
 from pitcrew.supervisor.cli.host_cmds import remote_key
 from pitcrew.supervisor.core.errors import PitcrewError
 from pitcrew.supervisor.core.seats import parse_choice
@@ -52,6 +52,33 @@ def send(args: argparse.Namespace) -> int:
     _state_command(ctx, send, queue_only=True)
     print(f"Queued for {shown} ({key}): Pitcrew types it when the agent is ready "
           f"(delivery {send.id}).")
+    return 0
+
+
+def rerun(args: argparse.Namespace) -> int:
+    """Ask the running watcher for a fresh session of TERMINAL's agent. Only a running
+    watcher can: a rerun kept in the spool for a later start would surprise whoever starts
+    it, so with none running this says so and queues nothing."""
+    ctx = load_context(args.tmux_socket)
+    try:
+        key = resolve_ref(ctx, args.terminal)
+    except NoSuchTerminal as exc:
+        # an agent that has exited is no agent terminal now, but the watcher knows its pane
+        known = state_store.load(ctx.paths.state_file).snapshot.terminals
+        later = key_for_later(args.terminal, ctx.tmux.label)
+        key = later if later is not None and later in known else next(
+            (k for k, t in known.items() if t.terminal == args.terminal), "")
+        if not key:
+            raise PitcrewError(f"{exc}; nothing rerun") from None
+    lock = lock_for(ctx)
+    if lock.acquire("pitcrew rerun") is None:
+        lock.release()
+        raise PitcrewError("no Pitcrew watcher is running (start `pitcrew` or `pitcrew "
+                           "watch`); nothing rerun")
+    _state_command(ctx, Rerun(key), queue_only=True)
+    print(f"Rerun asked for {args.terminal} ({key}): the same agent starts in a fresh session "
+          "(in that pane if the agent has exited, else in a new window) and gets the task's "
+          "prompt again. `pitcrew ledger` shows the Rerun row with both session ids.")
     return 0
 
 

@@ -169,6 +169,7 @@ class Badge(enum.StrEnum):
     SKIPPED = "Skipped"              # ours: looked, and rightly did nothing
     DIAGNOSED = "Diagnosed"          # ours: a checker (or the local classifier) read a screen
     TYPED = "Typed"                  # ours: a queued message was typed (never again: its id)
+    RERUN = "Rerun"                  # ours: a fresh session, asked for by the user
 
 
 @dataclass(frozen=True, slots=True)

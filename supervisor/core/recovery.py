@@ -93,6 +93,8 @@ class Plan:
     def record(self, badge: Badge, reason: str, screen: Classification | None = None,
                trigger: str | None = None, **readings: object) -> None:
         inc = self.state.incident
+        if inc is not None:
+            readings.setdefault("incident", inc.number)   # the report groups rows by it
         if screen is not None:
             readings.setdefault("screen", screen.state.value)
             if screen.evidence:

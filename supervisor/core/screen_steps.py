@@ -237,9 +237,25 @@ def _is_echo(r: Read, i: int, input_at: int | None) -> bool:
     return r.c.turn.search(r.lines[i], r.fold(i)) is not None
 
 
+def _cursor_echoes(r: Read) -> list[int]:
+    """For a provider file with neither `turn` nor `input`: tmux's cursor sits on the input
+    row, and when that row holds only the prompt glyph (`▸`, `>`, `❯`), the rows above it
+    that start with the same glyph and some text are prompts sent earlier — the same reading
+    the service makes of what was typed. A minimal provider so gets turns too: a limit line
+    above the newest of them is history, not the current turn."""
+    if r.c.turn or r.c.input or r.cursor_row is None or not 0 <= r.cursor_row < len(r.lines):
+        return []
+    glyph = r.lines[r.cursor_row].strip()
+    if not glyph or len(glyph) > 3 or any(ch.isalnum() for ch in glyph):
+        return []
+    return [i for i in r.chrome if i < r.cursor_row
+            and r.lines[i].lstrip().startswith(glyph + " ")
+            and r.lines[i].lstrip()[len(glyph):].strip()]
+
+
 def current_turn(r: Read, hits: list[Hit], input_at: int | None) -> list[Hit]:
     """Drop what belongs to earlier turns: blocking messages above the newest prompt echo."""
-    turns = [i for i in r.chrome if _is_echo(r, i, input_at)]
+    turns = [i for i in r.chrome if _is_echo(r, i, input_at)] + _cursor_echoes(r)
     if turns:
         start = max(turns)
         kept = [h for h in hits if h.index > start or h.state not in BLOCKING_PRIORITY

@@ -21,6 +21,7 @@ from typing import Any
 from pitcrew.supervisor.core.errors import ConfigError
 from pitcrew.supervisor.core.rules import Command, ScreenRules
 from pitcrew.supervisor.core.screen import MARKER_STATES, ScreenState
+from pitcrew.supervisor.core.usage import UsageFields
 from pitcrew.supervisor.providers.model import (
     DEFAULT_SESSION_ID,
     PLACEHOLDERS,
@@ -140,6 +141,7 @@ def build(
         sessions=_sessions(top.table("sessions")),
         screen=_screen(top.table("screen"), (common or {}).get("screen", {}), where),
         checker=_checker(top.table("checker")) if "checker" in data else None,
+        usage=_usage(top.table("usage")) if "usage" in data else None,
         verified=_strings_map(top.table("verified")),
         source=source,
     )
@@ -427,6 +429,20 @@ def _checker(t: _Table) -> Checker:
     )
     t.done()
     return checker
+
+
+def _usage(t: _Table) -> UsageFields:
+    """`[usage]`: where the session file records token usage (core/usage.py says how)."""
+    match = t.table("match")
+    pairs = tuple((k, match.text(k)) for k in list(match.data))
+    match.done()
+    usage = UsageFields(
+        at=t.text("at", _REQUIRED), input=t.strings("input", _REQUIRED),
+        output=t.strings("output", _REQUIRED), cached=t.strings("cached"), match=pairs,
+        key=t.text("key"), cumulative=t.flag("cumulative", False),
+        time=t.text("time", "timestamp"), cost=t.text("cost"), expand=t.strings("expand"))
+    t.done()
+    return usage
 
 
 def _strings_map(t: _Table) -> dict[str, str]:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pitcrew.supervisor.core.rules import Command, ScreenRules
+from pitcrew.supervisor.core.usage import UsageFields
 
 # The agent CLIs that may read another agent's screen as checkers (SPEC §3), in the order
 # used when the user chose none.
@@ -138,6 +139,7 @@ class Provider:
     sessions: SessionStore
     screen: ScreenRules
     checker: Checker | None = None
+    usage: UsageFields | None = None      # where its session files record token usage
     homepage: str = ""
     install: str = ""
     verified: Mapping[str, str] = field(default_factory=dict)
@@ -160,4 +162,5 @@ class Provider:
             "checker": self.can_check,
             "continue_in_place": self.screen.continue_message is not None,
             "launch_with_session_id": bool(self.launch.session_id),
+            "token_usage": self.usage is not None,
         }

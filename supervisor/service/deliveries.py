@@ -120,6 +120,16 @@ class Deliveries:
             if (only is None or d.id == only) and now >= due(d):
                 self.attempt(d)
 
+    def ready(self, key: str) -> None:
+        """The terminal just became ready (its prompt is empty): a message waiting for it is
+        tried now, not at its next retry (a new agent's brief or rerun prompt goes as soon as
+        the agent can take it)."""
+        for d in self.open():
+            if d.terminal == key and d.status is Status.PENDING:
+                self.items[d.id] = d = replace(d, next_at=min(d.next_at, self.clock.wall()))
+                self.attempt(d)
+                return      # one at a time: the next goes once this one is taken
+
     def hook_prompt(self, key: str, prompt: str) -> None:
         for d in self.open():
             if d.terminal == key and d.status is Status.TYPED:

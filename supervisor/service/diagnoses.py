@@ -137,7 +137,7 @@ class Diagnoses:
              "attempts": [{"checker": a.provider, "model": a.model, "outcome": a.outcome,
                            "seconds": round(a.seconds, 2), "detail": a.detail}
                           for a in diag.attempts],
-             "failures": event.failures,
+             "failures": event.failures, **({"incident": inc.number} if inc else {}),
              "at": dt.datetime.fromtimestamp(self.clock.wall(), dt.UTC).isoformat()}))
         log.info("%s: diagnosed %s by %s (%.1fs)", w.key, diag.screen.state.value, diag.by,
                  diag.seconds)

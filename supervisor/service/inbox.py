@@ -18,6 +18,7 @@ from pitcrew.supervisor.api.commands import (
     ChangeState,
     Command,
     ConsentAsked,
+    Rerun,
     ResumeNow,
     Send,
     SetAutopilot,
@@ -28,6 +29,7 @@ from pitcrew.supervisor.core.settings import Mode
 from pitcrew.supervisor.service.autopilot import AutopilotService
 from pitcrew.supervisor.service.deliveries import Deliveries, resolve_terminal
 from pitcrew.supervisor.service.ports import Changed, Clock
+from pitcrew.supervisor.service.reruns import Reruns
 from pitcrew.supervisor.service.seats import SeatBook
 from pitcrew.supervisor.service.settings import Settings
 from pitcrew.supervisor.service.statebook import StateBook
@@ -39,7 +41,8 @@ log = logging.getLogger("pitcrew")
 class Inbox:
     def __init__(self, watched: dict[str, Watched], server: Callable[[], str], clock: Clock,
                  settings: Settings, book: StateBook, autopilot: AutopilotService,
-                 deliveries: Deliveries, seats: SeatBook, changed: Changed) -> None:
+                 deliveries: Deliveries, seats: SeatBook, reruns: Reruns,
+                 changed: Changed) -> None:
         self.watched = watched
         self.server = server
         self.clock = clock
@@ -48,6 +51,7 @@ class Inbox:
         self.autopilot = autopilot
         self.deliveries = deliveries
         self.seats = seats
+        self.reruns = reruns
         self.changed = changed
 
     # -- settings ----------------------------------------------------------------------------
@@ -77,6 +81,8 @@ class Inbox:
                 self.settings.set(section, key, value)
             case ResumeNow(terminal=terminal):
                 self.resume_now(terminal)
+            case Rerun(terminal=terminal):
+                self.rerun(terminal)
             case ConsentAsked():
                 self.book.change(consent_asked=True)
             case SetAutopilot(action="on" | "off" as action):
@@ -98,6 +104,14 @@ class Inbox:
             return
         if not self.autopilot.resume_now(w):
             log.info("%s: nothing to resume now", key)
+
+    def rerun(self, terminal: str) -> None:
+        key = resolve_terminal(terminal, self.watched) or terminal
+        w = self.watched.get(key)
+        if w is None:
+            log.warning("rerun: no terminal %s", terminal)
+            return
+        self.reruns.rerun(w)
 
     # -- hooks -------------------------------------------------------------------------------
 

@@ -74,10 +74,11 @@ from pitcrew.supervisor.service.inbox import Inbox
 from pitcrew.supervisor.service.observing import AT_REST, Observer, session_of
 from pitcrew.supervisor.service.reading import Reader
 from pitcrew.supervisor.service.relaunching import Relauncher
+from pitcrew.supervisor.service.reruns import Reruns
 from pitcrew.supervisor.service.seats import SeatBook
 from pitcrew.supervisor.service.settings import Settings
 from pitcrew.supervisor.service.statebook import StateBook
-from pitcrew.supervisor.service.watched import Watched
+from pitcrew.supervisor.service.watched import Watched, is_ready
 from pitcrew.supervisor.store import state_store
 from pitcrew.supervisor.store.ledger import Ledger
 from pitcrew.supervisor.store.spool import Spool
@@ -145,6 +146,7 @@ class Supervisor:
         self.hooks = Spool(app.paths.data_dir / "hook-events.jsonl")
         self._last_delivery_sweep = -1e9
         self.book.parts["launch"] = self.launch_json
+        self.book.parts["reruns"] = self.reruns.to_json
 
     def _wire(self, off_for_launch: bool) -> None:
         """Each part gets the ports it uses, never this object."""
@@ -195,8 +197,16 @@ class Supervisor:
                                    self.launches.get, lambda: self.servers.ident,
                                    self.sync_sessions, self.changed,
                                    self.observer.gone_while_confirming)
+        self.reruns = Reruns(self.watched, self.tmux, clock, self.ledger, book.save,
+                             self.relauncher,
+                             lambda key, text: self.deliveries.queue(key, text, kind="rerun",
+                                                                     wait=True),
+                             self.agent_running,
+                             lambda w, why: self.post(Report(w.key, Superseded(why))),
+                             self.effects.look_again, book.extra("reruns"))
         self.inbox = Inbox(self.watched, lambda: self.tmux.label, clock, self.settings, book,
-                           self.autopilot, self.deliveries, self.seats, self.changed)
+                           self.autopilot, self.deliveries, self.seats, self.reruns,
+                           self.changed)
         self.hosts.build(self.remote_parts)
 
     def remote_parts(self, remote: Remote) -> tuple[Discovery, Reader, Relauncher]:
@@ -216,6 +226,11 @@ class Supervisor:
         relauncher = Relauncher(remote.tmux, procs.stop_tree, procs.environ,
                                 procs.shell_at_prompt, procs.is_alive)
         return discovery, reader, relauncher
+
+    def agent_running(self, w: Watched) -> bool:
+        pane = self.tmux.pane(w.pane_id)
+        return (pane is not None and not pane.dead and w.agent_pid is not None
+                and processes.is_alive(w.agent_pid, w.agent_started))
 
     def typed_before(self, delivery_id: str) -> bool:
         """Whether the ledger shows this message typed (read once: replays happen at start)."""
@@ -437,10 +452,14 @@ class Supervisor:
         if mono - self._last_delivery_sweep > DELIVERY_SWEEP_EVERY:
             self._last_delivery_sweep = mono   # a fallback: jobs wake each delivery on time
             self.deliveries.due_now()
+        self.reruns.settle()
         for w in list(self.watched.values()):
             at_rest = w.screen is None or w.screen.state in AT_REST
             if w.dirty and (at_rest or mono - w.last_read >= READ_EVERY):
+                was_ready = is_ready(w.screen)
                 self.observer.screen(w)   # output after rest: read now, a prompt may start
+                if not was_ready and is_ready(w.screen):
+                    self.deliveries.ready(w.key)   # a message waiting for it goes now
             quiet_for = mono - w.last_output
             if (w.state.task is not None and not w.quiet_reported
                     and quiet_for >= self.policy.scaled(self.settings.current().quiet_after)):

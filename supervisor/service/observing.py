@@ -25,6 +25,7 @@ from pitcrew.supervisor.core.records import (
     WentQuiet,
 )
 from pitcrew.supervisor.core.screen import ScreenState
+from pitcrew.supervisor.core.shell_report import shell_signal
 from pitcrew.supervisor.service.ports import Changed, Clock
 from pitcrew.supervisor.service.reading import Reader
 from pitcrew.supervisor.service.watched import Watched
@@ -213,6 +214,8 @@ class Observer:
         signal = pane.dead_signal if pane is not None and pane.dead else None
         reading = self.reader.read(w)
         tail = last_lines(reading.text)
+        if status is None and signal is None:   # a shell's child: the shell says how it died
+            signal = shell_signal(tail)
         if typed := submitted_input(w, reading.text, reading.cursor_y):
             # it died on a prompt no reading saw start: that prompt was running (and the one
             # before it, if any, had finished)

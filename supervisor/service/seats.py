@@ -39,12 +39,20 @@ QueueBrief = Callable[[str, str], object]     # (terminal key, text) → queued 
 LookAgain = Callable[[str], None]             # re-read a pane soon
 
 
-def launch_argv(provider: Provider, choice: AgentChoice) -> tuple[str, ...]:
+def launch_command(provider: Provider, choice: AgentChoice
+                   ) -> tuple[tuple[str, ...], str | None]:
+    """The provider's launch argv for `choice`, and the session id Pitcrew gave it (a CLI
+    that takes one at launch: `[launch] session_id`), or None."""
     argv = provider.launch.argv.render(provider.launch.model_args(choice.model))
-    if provider.launch.session_id:
-        sid = str(uuid.uuid4())
-        argv += tuple(part.replace("{session_id}", sid) for part in provider.launch.session_id)
-    return argv
+    if not provider.launch.session_id:
+        return argv, None
+    sid = str(uuid.uuid4())
+    return argv + tuple(part.replace("{session_id}", sid)
+                        for part in provider.launch.session_id), sid
+
+
+def launch_argv(provider: Provider, choice: AgentChoice) -> tuple[str, ...]:
+    return launch_command(provider, choice)[0]
 
 
 def installed(provider: Provider) -> bool:

@@ -83,6 +83,36 @@ class Ledger:
                 break
         return out
 
+    def read_all(self, since: float | None = None) -> tuple[list[dict[str, object]], int]:
+        """Every row as its raw JSON object, oldest first, across rotated files, and how many
+        lines were skipped (torn, not JSON, not an object). Rows are not checked against the
+        decision schema: the incident report reads kinds and badges added after it leniently.
+        `since`: a rotated file last written before then holds only older rows; it is not
+        read (rows in the files that are read are all returned)."""
+        rows: list[dict[str, object]] = []
+        skipped = 0
+        older = [p for p in self._older_files() if since is None or _mtime(p) >= since]
+        for path in [*reversed(older), self.path]:
+            opener = gzip.open if path.suffix == ".gz" else open
+            try:
+                with opener(path, "rb") as fh:
+                    for raw in fh:
+                        if not raw.strip():
+                            continue
+                        try:
+                            value = json.loads(raw)
+                        except ValueError:
+                            value = None
+                        if isinstance(value, dict):
+                            rows.append(value)
+                        else:
+                            skipped += 1
+            except FileNotFoundError:
+                continue
+            except (OSError, EOFError) as exc:       # a truncated .gz: keep what was read
+                log.warning("ledger: %s ends early (%s); reading what is there", path.name, exc)
+        return rows, skipped
+
     # -- rotation ------------------------------------------------------------------------------
 
     def _pending(self) -> Path:
@@ -175,6 +205,13 @@ def _newest_in(path: Path, count: int) -> list[Decision]:
     except (OSError, EOFError) as exc:       # a truncated .gz: keep what was read
         log.warning("ledger: %s ends early (%s); reading what is there", path.name, exc)
     return list(reversed(newest))
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return float("inf")     # gone or unreadable: let the reader find out
 
 
 def _size(path: Path) -> int:

@@ -143,7 +143,7 @@ def test_a_closed_session_is_gone_but_the_server_is_not(tmux: TmuxServer) -> Non
     assert client.start_client()
     try:
         tmux.tmux.run("kill-session", "-t", "=short")
-        gone = _within(events, 2.0, lambda e: isinstance(e, ControlGone))
+        gone = _within(events, 5.0, lambda e: isinstance(e, ControlGone))
         assert gone == ControlGone("short", gone.reason, server_gone=False)
     finally:
         client.stop()

@@ -189,3 +189,28 @@ def test_explain_names_the_rule_and_the_row() -> None:
     assert why.result.state is ScreenState.RATE_LIMIT
     assert [(f.row, f.state) for f in why.fired] == [(2, "rate_limit")]
     assert why.steps[-1].startswith("decided rate_limit from row 2")
+
+
+def test_a_minimal_provider_reads_turns_from_the_cursor_row() -> None:
+    """No `turn` and no `input` in the provider file: the prompt glyph on tmux's cursor row
+    marks the prompts sent before it, so a limit line above a newer prompt is history."""
+    import re
+
+    from pitcrew.supervisor.core.rules import ScreenRules
+
+    def pats(*p: str) -> tuple[re.Pattern[str], ...]:
+        return tuple(re.compile(x, re.IGNORECASE) for x in p)
+
+    toy = ScreenRules(markers={ScreenState.BUSY: pats("esc to interrupt"),
+                               ScreenState.IDLE: pats(r"^▸\s*$"),
+                               ScreenState.RATE_LIMIT: pats("quota exhausted")})
+    limited = ("─ toy-small │ ready ─\n▸ quota 14:16\n» quota 14:16\n"
+               "✖ Quota exhausted for toy-small. Try again at 14:16.\n─ toy-small │ ready ─\n▸ ")
+    answered = limited + ("Continue from where you stopped\n» Continue from where you stopped\n"
+                          "◇ done: Continue from where you stopped\n─ toy-small │ ready ─\n▸ ")
+    def at_cursor(text: str) -> ScreenState:
+        return classify(text, toy, NOW, UTC, cursor=(2, text.count("\n"))).state
+
+    assert at_cursor(limited) is ScreenState.RATE_LIMIT
+    assert at_cursor(answered) is ScreenState.IDLE
+    assert classify(answered, toy, NOW, UTC).state is ScreenState.RATE_LIMIT   # no cursor known

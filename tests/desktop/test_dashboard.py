@@ -7,10 +7,13 @@ Each test renders a `View`, acts on the widgets, and asserts on the command reco
 from __future__ import annotations
 
 import dataclasses
+import time
+from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import Qt, QTimer, QUrl
+from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QApplication, QPushButton, QWidget
 from pytestqt.qtbot import QtBot
 
@@ -459,3 +462,32 @@ def test_how_it_works_stops_when_hidden(qtbot: QtBot, dash: Dashboard) -> None:
     assert how.running()
     dash.close()
     assert not how.running()
+
+
+def test_open_report_writes_the_terminals_report_and_opens_it_in_the_browser(
+        qtbot: QtBot, dash: Dashboard, pitcrew_home: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from pitcrew.supervisor.core.records import Badge
+    from pitcrew.supervisor.core.records import Decision as Row
+    from pitcrew.supervisor.store.ledger import Ledger
+    opened: list[QUrl] = []
+    monkeypatch.setattr(QDesktopServices, "openUrl", opened.append)
+    Ledger(pitcrew_home / "autopilot-ledger.jsonl").append(Row(
+        Badge.RESUMED, time.time() - 60, "work:3.0", "Claude Code", "fix <b>it</b>",
+        "/home/dev/proj3", "process exited", "resumed the session", 1, {"incident": 1}))
+    t = dataclasses.replace(terminal(3), tokens="1.6M tokens · $0.42")
+    dash.show_view(make_view(terminals=(t,), activity=(dataclasses.replace(
+        decision(3), terminal="work:3.0"),)))
+    row = dash.agents.rows[t.key]
+    assert row.tokens.full() == "1.6M tokens · $0.42" and row.tokens.isVisible()
+    click(qtbot, row.report)
+    [url] = opened
+    page = Path(url.toLocalFile())
+    assert page.parent == pitcrew_home / "reports" and page.name == "report-work-3.0.html"
+    html = page.read_text()
+    assert '<svg class="timeline"' in html and "resumed the session" in html
+    assert "fix &lt;b&gt;it&lt;/b&gt;" in html
+    dash.open_page("activity")
+    page.unlink()
+    click(qtbot, dash.activity.card_widgets()[0].report)
+    assert len(opened) == 2 and page.exists()

@@ -12,6 +12,7 @@ from pitcrew.supervisor.api.commands import (
     Bind,
     ChangeState,
     ConsentAsked,
+    Rerun,
     ResumeNow,
     Send,
     SetAutopilot,
@@ -28,6 +29,7 @@ from pitcrew.supervisor.core.records import (
 from pitcrew.supervisor.core.settings import Mode
 from pitcrew.supervisor.service.autopilot import AutopilotService
 from pitcrew.supervisor.service.inbox import Inbox
+from pitcrew.supervisor.service.reruns import Reruns
 from pitcrew.supervisor.service.seats import SeatBook
 from pitcrew.supervisor.service.settings import Settings
 from pitcrew.supervisor.service.statebook import StateBook
@@ -54,6 +56,7 @@ class Box:
     seats: SeatBook
     inbox: Inbox
     changed: Counted
+    queued: list[tuple[str, str]]
 
 
 @pytest.fixture
@@ -72,9 +75,13 @@ def box(tmp_path: Path) -> Box:
                                  lambda: book.paused, seats.has_backup, rig.policy,
                                  off_for_launch=False)
     book.parts["seats"] = seats.to_json
+    queued: list[tuple[str, str]] = []
+    reruns = Reruns(rig.watched, rig.tmux, rig.clock, rig.ledger, book.save, rig.relauncher,
+                    lambda key, text: queued.append((key, text)), lambda w: True,
+                    lambda w, why: None, lambda pane: None)
     inbox = Inbox(rig.watched, lambda: SERVER, rig.clock, settings, book, autopilot,
-                  rig.deliveries, seats, changed)
-    return Box(rig, settings, book, autopilot, seats, inbox, changed)
+                  rig.deliveries, seats, reruns, changed)
+    return Box(rig, settings, book, autopilot, seats, inbox, changed, queued)
 
 
 def test_autopilot_on_turns_it_on_grants_consent_and_clears_a_pause(box: Box) -> None:
@@ -160,6 +167,21 @@ def test_resume_now_acts_on_a_waiting_incident(box: Box) -> None:
     job = box.rig.scheduler.job("wake:test:%1")
     assert job is not None and job.when == T0
     assert w.state.incident is not None and w.state.incident.attempts == 0
+
+
+def test_a_spooled_rerun_by_pane_id_reruns_that_terminal(box: Box) -> None:
+    w = box.rig.terminal()
+    w.state = replace(w.state, task="fix it")
+    command = parse(Rerun("%1").to_record())
+    assert command == Rerun("%1")
+    box.inbox.apply(command)
+    [window] = box.rig.tmux.windows
+    assert box.queued == [(f"{SERVER}:{window['pane']}", "fix it")]
+
+
+def test_a_rerun_of_an_unknown_terminal_does_nothing(box: Box) -> None:
+    box.inbox.apply(Rerun("%9"))
+    assert box.rig.tmux.windows == [] and box.queued == []
 
 
 def test_resume_now_for_an_unknown_terminal_does_nothing(box: Box) -> None:

@@ -1,0 +1,36 @@
+"""The shell's own report of how its foreground program died (an agent started from a shell
+has no exit status Pitcrew can read)."""
+
+from __future__ import annotations
+
+import signal
+
+import pytest
+
+from pitcrew.supervisor.core.shell_report import shell_signal
+
+
+@pytest.mark.parametrize(("tail", "expected"), [
+    (("⠋ working 30s · esc to interruptKilled", "bash-5.2$ "), signal.SIGKILL),   # bash, \r
+    (("» refactor", "Killed", "$ "), signal.SIGKILL),                              # dash
+    (("Segmentation fault (core dumped)", "me@box:~/api$ "), signal.SIGSEGV),
+    (("Terminated", "$ "), signal.SIGTERM),
+    (("zsh: killed     claude", "% "), signal.SIGKILL),
+    (("zsh: segmentation fault (core dumped)  codex", "% "), signal.SIGSEGV),
+    (("zsh: terminated  claude --resume 1234", "% "), signal.SIGTERM),
+    (("fish: Job 1, 'claude' terminated by signal SIGKILL (Forced quit)", "> "),
+     signal.SIGKILL),
+])
+def test_each_shells_report_names_the_signal(tail: tuple[str, ...], expected: int) -> None:
+    assert shell_signal(tail) == expected
+
+
+@pytest.mark.parametrize("tail", [
+    ("◇ done: fix the tests", "bye", "$ "),            # a normal exit
+    ("The job was Killed by the scheduler last night and restarted", "x", "y", "z", "$ "),
+    ("Killed", "one", "two", "three", "$ "),           # too far above the prompt
+    ("I skilled up the parser", "$ "),
+    ("^C", "$ "),
+])
+def test_no_report_is_no_signal(tail: tuple[str, ...]) -> None:
+    assert shell_signal(tail) is None
