@@ -313,3 +313,39 @@ def test_config_edits_never_write_into_a_file_that_does_not_parse(tmp_path: Path
     assert str(err.value).startswith("config.toml: ")
     assert path.read_text() == text
     assert [p.name for p in path.parent.iterdir()] == ["config.toml"]
+
+
+def test_timeouts_layer_global_provider_and_seat_and_quiet_after_still_works(
+        tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text("[autopilot]\nquiet_after = 120\n")
+    assert load_config(path).config.timeouts_for("claude").idle == 120.0   # the old name
+    path.write_text(
+        "[autopilot]\nquiet_after = 120\n[timeouts]\nidle = 600\nsoft = 900\nhard = false\n"
+        "[timeouts.claude]\nhard = 3600\n[loops]\ncycles = 4\n"
+        "[[seats]]\nname = 'api'\ncwd = '/w'\nprimary = 'claude'\n"
+        "timeouts = { soft = 300, wrap_up = true }\n")
+    loaded = load_config(path)
+    assert loaded.errors == ()
+    c = loaded.config
+    codex, claude = c.timeouts_for("codex"), c.timeouts_for("claude")
+    seat = c.timeouts_for("claude", c.seats[0])
+    assert (codex.idle, codex.soft, codex.hard, codex.not_started) == (600.0, 900.0, None, 300.0)
+    assert (claude.soft, claude.hard) == (900.0, 3600.0)
+    assert (seat.soft, seat.hard, seat.wrap_up) == (300.0, 3600.0, True)
+    rule = c.loop_rule()
+    assert rule is not None and (rule.window, rule.min_cycles) == (12, 4)
+
+
+def test_a_bad_timeout_is_one_line_and_keeps_its_default(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text("[timeouts]\nsoft = 'soon'\nhard = 5\n[loops]\nenabled = 'yes'\n")
+    loaded = load_config(path)
+    assert loaded.errors == (
+        "config.toml: loops.enabled: expected true or false, got 'yes'; using the default",
+        "config.toml: timeouts.soft: expected 10 to 604800 seconds, or false (off), got 'soon'; "
+        "using the default",
+        "config.toml: timeouts.hard: expected 10 to 604800 seconds, or false (off), got 5; "
+        "using the default")
+    assert loaded.config.timeouts_for("x").soft == 1200.0
+    assert loaded.config.loop_rule() is not None

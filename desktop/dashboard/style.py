@@ -38,13 +38,14 @@ STATE_TEXT = {
     "login_required": "Login needed", "upgrade_prompt": "Upgrade prompt",
     "question": "Question", "picker": "Picker", "draft": "Unsent draft",
     "connection_lost": "Connection lost", "continue_prompt": "Asks to continue",
-    "crashed": "Crashed", "unknown": "Unknown", "exited": "Exited",
+    "crashed": "Crashed", "unknown": "Unknown", "exited": "Exited", "looping": "Looping",
 }
 
 BADGE_COLOR = {
     "Resumed": GREEN, "Continued": GREEN, "Switched to backup": BLUE,
     "Couldn't resume": RED, "Stopped retrying": RED, "Waiting on you": AMBER,
     "Scheduled": BLUE, "Skipped": GREY, "Diagnosed": PURPLE, "Typed": BLUE, "Rerun": BLUE,
+    "Timed out": AMBER, "Looping": RED,
 }
 
 _HOME = os.path.expanduser("~")

@@ -336,6 +336,8 @@ def diagnose(
     chain_timeout: float = CHAIN_TIMEOUT,
     environ: Mapping[str, str] | None = None,
     clock: Callable[[], float] = time.monotonic,
+    note: str = "",
+    stalled_for: float = 0.0,
 ) -> Diagnosis:
     """Ask the checkers in order; the first answer wins, else the `local` verdict stands.
 
@@ -353,7 +355,8 @@ def diagnose(
     path = source.get("PATH", os.defpath)
     order = chain(choices, stuck_provider, registry,
                   which=lambda name: shutil.which(name, path=path))
-    prompt = build_prompt(screen_text, stuck_provider, now=dt.datetime.now().astimezone())
+    prompt = build_prompt(screen_text, stuck_provider, now=dt.datetime.now().astimezone(),
+                          repeats=note, stalled_for=stalled_for)
     attempts: list[Attempt] = []
     for choice in order:
         provider = registry.get(choice.provider)

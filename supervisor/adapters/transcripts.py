@@ -1,4 +1,5 @@
-"""Reading what an agent did from its own session transcript (for a task brief).
+"""Reading what an agent did from its own session transcript (for a task brief, and as the
+steps the loop detector watches).
 
 Lenient by contract: a missing, unreadable or unknown file gives `EMPTY`, never an error, and
 every item is passed through `core.brief.clean` before it can reach another agent.
@@ -6,6 +7,7 @@ every item is passed through `core.brief.clean` before it can reach another agen
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -15,6 +17,8 @@ import stat
 from collections.abc import Callable, Iterator
 
 from pitcrew.supervisor.core.brief import EMPTY, ITEM_MAX, NO_TRANSCRIPT, Progress, clean
+from pitcrew.supervisor.core.loops import LABEL_CHARS, Step
+from pitcrew.supervisor.providers.model import RecordPick, TranscriptSpec
 
 log = logging.getLogger(__name__)
 
@@ -24,7 +28,7 @@ MAX_FILES = 40                # files touched kept in a Progress (newest last)
 Json = dict[str, object]
 Event = tuple[str, list[str]]  # (step, files touched); either may be empty
 
-__all__ = ["EMPTY", "NO_TRANSCRIPT", "TAIL_BYTES", "read_progress"]
+__all__ = ["EMPTY", "NO_TRANSCRIPT", "TAIL_BYTES", "read_progress", "read_steps"]
 
 def _d(value: object) -> Json:  # JSON read leniently: the wrong type reads as empty
     return value if isinstance(value, dict) else {}
@@ -188,16 +192,17 @@ def _sniff(records: list[Json]) -> str | None:
     return None
 
 
-def _records(path: str) -> list[Json]:
-    """The JSON objects in the last TAIL_BYTES of `path`; [] when it is not a readable file."""
+def _records(path: str, since: int = 0) -> list[Json]:
+    """The JSON objects in the last TAIL_BYTES of `path` (and after byte `since`); [] when it
+    is not a readable file."""
     st = os.stat(path)
     if not stat.S_ISREG(st.st_mode):
         return []  # a FIFO or device would block or never end
     with open(path, "rb") as fh:
-        start = max(st.st_size - TAIL_BYTES, 0)
+        start = max(st.st_size - TAIL_BYTES, 0, since if since <= st.st_size else 0)
         fh.seek(start)
         raw = fh.read(TAIL_BYTES)
-    if start:
+    if start and start != since:   # `since` is a line boundary: where the file ended
         raw = raw[raw.find(b"\n") + 1:] if b"\n" in raw else b""  # drop the torn first line
     text = raw.decode("utf-8", "replace")
     out: list[Json] = []
@@ -248,3 +253,89 @@ def read_progress(provider_name: str, session_file: str | None, max_steps: int =
         return EMPTY
 
 
+
+
+# -- tool calls as steps, for loop detection (core.loops) --------------------------------------
+
+
+def _path(value: object, path: str) -> object:
+    """A dotted path into JSON; `a|b` takes the first alternative present."""
+    for alt in path.split("|"):
+        cur: object = value
+        for part in alt.split(".") if alt else ():
+            cur = _d(cur).get(part)
+        if cur is not None:
+            return cur
+    return None
+
+
+def _meets(value: object, conditions: tuple[tuple[str, tuple[str, ...]], ...]) -> bool:
+    return all(str(_path(value, key)) in allowed for key, allowed in conditions)
+
+
+def _items(rec: Json, pick: RecordPick) -> Iterator[Json]:
+    if not _meets(rec, pick.record):
+        return
+    found = _path(rec, pick.items) if pick.items else rec
+    for item in (found if isinstance(found, list) else [found]):
+        if isinstance(item, dict) and _meets(item, pick.item):
+            yield item
+
+
+def _failed(item: Json, pick: RecordPick) -> bool:
+    if pick.error.startswith("regex:"):
+        output = _path(item, pick.output)
+        text = output if isinstance(output, str) else json.dumps(output)
+        return re.search(pick.error[6:], text, re.I | re.M) is not None
+    return bool(_path(item, pick.error))
+
+
+def steps_of(spec: TranscriptSpec, records: list[Json]) -> list[Step]:
+    """Each tool call as a `Step`: its key holds the call's full arguments and, when the
+    transcript records results, whether it failed; a call still waiting for its result is
+    left out (it has not happened yet)."""
+    calls: list[tuple[str, str, str]] = []   # (id, key, label)
+    outcome: dict[str, bool] = {}
+    for rec in records:
+        for item in _items(rec, spec.call):
+            name = _s(_path(item, spec.call.name)) or "tool"
+            args = _path(item, spec.call.args)
+            label, _ = _tool(name, _json_args(args))
+            digest = hashlib.sha1(json.dumps(args, sort_keys=True, default=str).encode(),
+                                  usedforsecurity=False).hexdigest()[:16]
+            calls.append((str(_path(item, spec.call.id) or len(calls)), f"{name}:{digest}",
+                          clean(label, LABEL_CHARS)))
+        if spec.result is not None:
+            for item in _items(rec, spec.result):
+                outcome[str(_path(item, spec.result.id))] = _failed(item, spec.result)
+    steps: list[Step] = []
+    for call_id, key, label in calls:
+        if spec.result is None:
+            steps.append(Step(key, label))
+        elif call_id in outcome:
+            error = outcome[call_id]
+            steps.append(Step(f"{key}:{'error' if error else 'ok'}",
+                              label + (" (error)" if error else ""), error))
+    return steps
+
+
+def size_of(path: str | None) -> int | None:
+    """Where a transcript ends now (steps after it belong to a task starting now)."""
+    try:
+        return os.stat(path).st_size if path else None
+    except OSError:
+        return None
+
+
+def read_steps(spec: TranscriptSpec | None, session_file: str | None, since: int = 0,
+               max_steps: int = 1000) -> tuple[Step, ...] | None:
+    """The newest tool calls in `session_file` written after byte `since`, or None when there
+    is no transcript to read (no spec, no file, unreadable): then the caller watches the
+    screen instead."""
+    if spec is None or not session_file:
+        return None
+    try:
+        return tuple(steps_of(spec, _records(session_file, since))[-max_steps:])
+    except Exception as exc:  # lenient by contract
+        log.info("cannot read steps from %s: %s", session_file, exc)
+        return None

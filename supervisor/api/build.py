@@ -25,6 +25,7 @@ from pitcrew.supervisor.api.view import (
     View,
     recent_decisions,
 )
+from pitcrew.supervisor.core.health import Health
 from pitcrew.supervisor.core.policy import RestartPolicy
 from pitcrew.supervisor.core.records import Incident, Phase
 from pitcrew.supervisor.core.usage import TokenTotals, totals
@@ -59,6 +60,8 @@ HOLDS = {
     "paused": "Autopilot is paused", "hourly_cap": "{hourly_cap} resumes this hour",
     "backup": "no backup could take over", "cannot_resume": "the session cannot be resumed",
     "shell_busy": "the shell is busy with another program",
+    "hard_timeout": "it ran past the hard time limit",
+    "looping": "it kept repeating the same steps",
 }
 
 
@@ -158,6 +161,8 @@ def _terminal(sup: ViewSource, w: Watched, now: float, limits: Limits,
     pane = w.state.terminal
     dead = w.agent_pid is None and bool(w.timeline) and w.timeline[-1][1] == "exited"
     state = "exited" if dead else (w.screen.state.value if w.screen else "unknown")
+    if state == "busy" and w.state.health is Health.LOOPING:
+        state = "looping"    # working, but repeating the same steps
     seat = sup.seats.seat_of(w.key)
     inc = w.state.incident
     return TerminalView(

@@ -17,13 +17,14 @@ from pitcrew.supervisor.core.records import Badge, Decision
 
 # The badges the Autopilot card shows (SPEC §4); Scheduled/Skipped/Diagnosed stay in the ledger.
 CARD_BADGES = frozenset({Badge.RESUMED, Badge.SWITCHED, Badge.COULDNT_RESUME, Badge.CONTINUED,
-                         Badge.STOPPED, Badge.WAITING, Badge.RERUN})
+                         Badge.STOPPED, Badge.WAITING, Badge.RERUN, Badge.TIMED_OUT,
+                         Badge.LOOPING})
 RECENT = 5
 TIMELINE_SECONDS = 6 * 3600.0   # how far back a terminal's timeline goes
 # How a UI groups `TerminalView.state`s: the agent waits on a person, or is stuck.
 WAITING_STATES = frozenset({"rate_limit", "login_required", "upgrade_prompt", "question",
                             "picker", "draft", "continue_prompt"})
-STUCK_STATES = frozenset({"connection_lost", "crashed"})
+STUCK_STATES = frozenset({"connection_lost", "crashed", "looping"})   # looping: core.loops
 
 
 class Attention(enum.StrEnum):
@@ -57,7 +58,7 @@ class TerminalView:
     provider: str                 # provider name ("claude")
     agent: str                    # display name ("Claude Code")
     project: str                  # working directory
-    state: str                    # a ScreenState value, or "exited"
+    state: str                    # a ScreenState value, "exited", or "looping"
     session_id: str | None
     last_activity: float | None   # epoch seconds of the last output
     timeline: tuple[tuple[float, str], ...]   # (since, state), oldest first, last 6 hours

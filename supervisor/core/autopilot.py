@@ -4,9 +4,10 @@ Theory of operation (SPEC §4)
 -----------------------------
 Autopilot only looks at terminals working on a prompt the user sent. It acts on three
 triggers: the agent process exited with an error before the prompt finished; the task went
-quiet and its screen confirms it is stuck; a message to it stalled and the diagnosis says the
-connection dropped. Normal exits (`/exit`, Ctrl-D, status 0, SIGINT/SIGTERM/SIGHUP) are left
-alone.
+quiet (made no progress for the idle timeout) and its screen confirms it is stuck; a message
+to it stalled and the diagnosis says the connection dropped. A task that runs past its soft or
+hard timeout, or keeps repeating the same steps, is handled by `core.guards`. Normal exits
+(`/exit`, Ctrl-D, status 0, SIGINT/SIGTERM/SIGHUP) are left alone.
 
 What it does, in order of preference: continue in place (process alive, the CLI's own error
 asks for a message, the provider declares one) → resume the session in the same pane (by the
@@ -33,12 +34,13 @@ import dataclasses
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from pitcrew.supervisor.core import recovery
+from pitcrew.supervisor.core import guards, recovery
 from pitcrew.supervisor.core.health import Health, HealthEvent, IllegalTransition, advance
 from pitcrew.supervisor.core.records import (
     Action,
     Badge,
     DeliveryStalled,
+    LoopSeen,
     Observation,
     Phase,
     ProcessExited,
@@ -50,6 +52,7 @@ from pitcrew.supervisor.core.records import (
     TaskFinished,
     TerminalState,
     Tick,
+    TimedOut,
     Wake,
     WentQuiet,
 )
@@ -89,6 +92,10 @@ def decide(
             _on_superseded(plan, obs)
         case RelaunchRefused():
             _on_refused(plan, obs)
+        case TimedOut():
+            guards.on_timeout(plan, obs)
+        case LoopSeen():
+            guards.on_loop(plan, obs)
     return plan.state, tuple(plan.actions)
 
 

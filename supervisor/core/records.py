@@ -108,9 +108,29 @@ class RelaunchRefused:
     busy: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class TimedOut:
+    """A task timeout passed (`core.timeouts.Timeout` value): `after` seconds on its clock."""
+
+    kind: str
+    after: float
+    screen: Classification | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LoopSeen:
+    """The agent repeats itself (`core.loops`): `what` it repeats, in a person's words.
+    `persists`: it still does after the first diagnosis. `screen`: the diagnosis' reading."""
+
+    what: str
+    persists: bool = False
+    screen: Classification | None = None
+    confirmed_by: str = "local classifier"
+
+
 Observation = (
     PromptSubmitted | TaskFinished | ProcessExited | ProcessStarted | ScreenSeen | WentQuiet
-    | DeliveryStalled | Tick | Superseded | RelaunchRefused
+    | DeliveryStalled | Tick | Superseded | RelaunchRefused | TimedOut | LoopSeen
 )
 
 # -- actions -------------------------------------------------------------------------------
@@ -119,6 +139,7 @@ Observation = (
 class TextKind(enum.StrEnum):
     CONTINUE = "continue"                  # the fixed "continue where you stopped" message
     CONTINUE_IN_PLACE = "continue_in_place"  # the provider's declared message
+    WRAP_UP = "wrap_up"                    # the fixed soft-timeout "finish and save" message
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,6 +190,8 @@ class Badge(enum.StrEnum):
     SKIPPED = "Skipped"              # ours: looked, and rightly did nothing
     DIAGNOSED = "Diagnosed"          # ours: a checker (or the local classifier) read a screen
     TYPED = "Typed"                  # ours: a queued message was typed (never again: its id)
+    TIMED_OUT = "Timed out"          # a task timeout passed (soft, hard, not started)
+    LOOPING = "Looping"              # the agent keeps repeating the same steps
     RERUN = "Rerun"                  # ours: a fresh session, asked for by the user
 
 

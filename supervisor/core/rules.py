@@ -46,6 +46,9 @@ class ScreenRules:
     turn: output under the newest prompt with no such line yet means it is still answering.
     `banners` match the CLI's background notices (a startup check, an update or plugin fetch
     that failed): never a connection error or crash of the agent's turn.
+    `progress_ignore` matches the parts of the screen that move while nothing progresses
+    (spinners, elapsed timers, rotating status phrases): a change confined to them is not
+    progress for the idle timeout (`core.timeouts.progress_text`).
     `fallback` holds weaker signals per state that decide only when the screen shows none of
     the CLI's chrome (no input box, status line or marker): a partial capture, a dead pane, a
     screen pasted into a bug report — e.g. a stack trace, an update notice asking to act.
@@ -65,3 +68,4 @@ class ScreenRules:
     continue_message: str | None = None
     fallback: Mapping[ScreenState, tuple[re.Pattern[str], ...]] = field(default_factory=dict)
     banners: tuple[re.Pattern[str], ...] = ()
+    progress_ignore: tuple[re.Pattern[str], ...] = ()

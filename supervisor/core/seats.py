@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pitcrew.supervisor.core.timeouts import Overrides, parse_overrides
+
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
@@ -34,6 +36,7 @@ class Seat:
     backups: tuple[AgentChoice, ...] = ()
     brief: str | None = None
     session: str | None = None      # tmux session its windows open in (default: the seat name)
+    timeouts: Overrides = ()        # this seat's task timeouts (core.timeouts), over the rest
     host: str | None = None         # the remote host `pitcrew launch` opens it on (core/hosts)
 
     @property
@@ -79,7 +82,8 @@ def parse_seats(raw: Any, where: str, known: Sequence[str] | None = None
 
 
 def _seat(item: dict[str, Any], known: Sequence[str] | None) -> Seat:
-    unknown = set(item) - {"name", "cwd", "primary", "backups", "brief", "session", "host"}
+    unknown = set(item) - {"name", "cwd", "primary", "backups", "brief", "session", "timeouts",
+                           "host"}
     if unknown:
         raise ValueError(f"{sorted(unknown)[0]}: unknown key")
     name = item.get("name")
@@ -104,8 +108,13 @@ def _seat(item: dict[str, Any], known: Sequence[str] | None) -> Seat:
     session = item.get("session")
     if session is not None and not isinstance(session, str):
         raise ValueError("session: expected a tmux session name")
+    timeouts: Overrides = ()
+    if "timeouts" in item:
+        timeouts, problems = parse_overrides(item["timeouts"])
+        if problems:
+            raise ValueError(f"timeouts: {problems[0]}")
     host = item.get("host")
     if host is not None and not isinstance(host, str):
         raise ValueError("host: expected a host name from [[hosts]]")
-    return Seat(name, cwd, primary, backups, brief, session,
+    return Seat(name, cwd, primary, backups, brief, session, timeouts,
                 None if host in (None, "", "local") else host)

@@ -26,3 +26,4 @@ class Context:
     has_backup: bool = False
     policy: RestartPolicy = DEFAULT_POLICY
     session_id_pattern: str = r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}"   # a plausible id
+    wrap_up: bool = False                # at the soft timeout, type the fixed wrap-up message

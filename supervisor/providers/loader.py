@@ -30,9 +30,11 @@ from pitcrew.supervisor.providers.model import (
     Launch,
     ProcessMatch,
     Provider,
+    RecordPick,
     Resume,
     SessionStore,
     SqliteQuery,
+    TranscriptSpec,
 )
 
 SCHEMA = 1
@@ -141,6 +143,7 @@ def build(
         sessions=_sessions(top.table("sessions")),
         screen=_screen(top.table("screen"), (common or {}).get("screen", {}), where),
         checker=_checker(top.table("checker")) if "checker" in data else None,
+        transcript=_transcript(top.table("transcript")) if "transcript" in data else None,
         usage=_usage(top.table("usage")) if "usage" in data else None,
         verified=_strings_map(top.table("verified")),
         source=source,
@@ -367,6 +370,7 @@ def _screen(t: _Table, common: Mapping[str, Any], where: str) -> ScreenRules:
         continue_message=t.text("continue_message"),
         fallback=fallback,
         banners=_regexes(t, "banners", t.strings("banners")),
+        progress_ignore=_regexes(t, "progress_ignore", t.strings("progress_ignore")),
     )
     for rx in screen.input:
         if "text" not in rx.groupindex:
@@ -392,6 +396,7 @@ def _screen(t: _Table, common: Mapping[str, Any], where: str) -> ScreenRules:
             fallback={s: screen.fallback.get(s, ()) + base.fallback.get(s, ())
                       for s in screen.fallback.keys() | base.fallback.keys()},
             banners=screen.banners + base.banners,
+            progress_ignore=screen.progress_ignore + base.progress_ignore,
         )
     return screen
 
@@ -429,6 +434,35 @@ def _checker(t: _Table) -> Checker:
     )
     t.done()
     return checker
+
+
+def _transcript(t: _Table) -> TranscriptSpec:
+    call = _pick(t.table("call", required=True), ("name",))
+    result = _pick(t.table("result"), ("id",)) if "result" in t.data else None
+    if result is not None and not (call.id and result.error):
+        raise t.fail("result", "needs `id` in both call and result, and `error`")
+    t.done()
+    return TranscriptSpec(call, result)
+
+
+def _pick(t: _Table, required: tuple[str, ...]) -> RecordPick:
+    def conditions(key: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        table = t.table(key)
+        out = tuple((k, tuple(table.text(k).split("|"))) for k in table.data)
+        table.done()
+        return out
+
+    paths = {k: t.text(k, "") for k in ("items", "name", "args", "id", "output", "error")}
+    for key in required:
+        if not paths[key]:
+            raise t.fail(key, "missing")
+    if paths["error"].startswith("regex:"):
+        _regexes(t, "error", [paths["error"][6:]])
+    pick = RecordPick(record=conditions("record"), item=conditions("item"), **paths)
+    if not pick.record:
+        raise t.fail("record", "give at least one field = value a record must have")
+    t.done()
+    return pick
 
 
 def _usage(t: _Table) -> UsageFields:

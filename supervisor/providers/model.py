@@ -130,6 +130,36 @@ class Checker:
 
 
 @dataclass(frozen=True, slots=True)
+class RecordPick:
+    """Where a session transcript keeps one kind of record (a tool call, or its result).
+
+    `record`: field = value conditions a JSON line must meet (a value may list `a|b`);
+    `items`: the dotted path to the list (or the one object) of items inside it, "" for the
+    record itself; `item`: conditions on an item. The rest are dotted paths in an item (a
+    path may list `a|b`, the first present wins): `name` and `args` of a call, `id` pairing a
+    result with its call, `output` of a result, and `error` — a path whose true value marks
+    a failed call, or `regex:…` searched in `output`.
+    """
+
+    record: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    items: str = ""
+    item: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    name: str = ""
+    args: str = ""
+    id: str = ""
+    output: str = ""
+    error: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class TranscriptSpec:
+    """The tool calls (and their results) in a CLI's session file, for loop detection."""
+
+    call: RecordPick
+    result: RecordPick | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Provider:
     name: str
     display_name: str
@@ -139,6 +169,7 @@ class Provider:
     sessions: SessionStore
     screen: ScreenRules
     checker: Checker | None = None
+    transcript: TranscriptSpec | None = None
     usage: UsageFields | None = None      # where its session files record token usage
     homepage: str = ""
     install: str = ""

@@ -13,7 +13,8 @@ from collections.abc import Callable
 
 from pitcrew.supervisor.core.autopilot import decide, resume_now, set_mode
 from pitcrew.supervisor.core.policy import RestartPolicy
-from pitcrew.supervisor.core.records import Action, Observation
+from pitcrew.supervisor.core.records import Action, Observation, PromptSubmitted
+from pitcrew.supervisor.core.seats import Seat
 from pitcrew.supervisor.core.settings import Context, Mode
 from pitcrew.supervisor.service.effects import Effects
 from pitcrew.supervisor.service.ports import Changed, Clock, Persist
@@ -39,7 +40,8 @@ class AutopilotService:
     def __init__(self, clock: Clock, effects: Effects, persist: Persist, changed: Changed,
                  config: Callable[[], Config], paused: Callable[[], bool],
                  has_backup: Callable[[Watched], bool], policy: RestartPolicy,
-                 off_for_launch: bool, rng: random.Random | None = None) -> None:
+                 off_for_launch: bool, rng: random.Random | None = None,
+                 seat_of: Callable[[str], Seat | None] = lambda key: None) -> None:
         self.clock = clock
         self.effects = effects
         self.persist = persist
@@ -50,6 +52,8 @@ class AutopilotService:
         self.policy = policy
         self.off_for_launch = off_for_launch
         self.rng = rng or random.Random()
+        self.seat_of = seat_of
+        self.task_started: Callable[[Watched], None] = lambda w: None   # the watchdog's
 
     def mode(self) -> Mode:
         if self.off_for_launch or not self.config().autopilot:
@@ -68,9 +72,12 @@ class AutopilotService:
             resume_by_id=p.resume.by_id, resume_latest=p.resume.latest,
             continue_message=p.screen.continue_message, has_backup=self.has_backup(w),
             policy=self.policy, session_id_pattern=p.sessions.id_pattern,
+            wrap_up=config.timeouts_for(p.name, self.seat_of(w.key)).wrap_up,
         )
 
     def feed(self, w: Watched, obs: Observation) -> tuple[Action, ...]:
+        if isinstance(obs, PromptSubmitted) and not obs.by_pitcrew:
+            self.task_started(w)   # a user's prompt: the task's clocks start over
         before = w.state
         w.state, actions = decide(w.state, obs, self.clock.wall(), self.context_for(w),
                                   self.rng)

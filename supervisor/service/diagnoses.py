@@ -20,6 +20,7 @@ from pitcrew.supervisor.core.records import (
     Badge,
     Decision,
     DeliveryStalled,
+    LoopSeen,
     Observation,
     WentQuiet,
 )
@@ -64,7 +65,10 @@ class Diagnoses:
         self.pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="diagnosis")
         self.running: set[str] = set()
 
-    def start(self, w: Watched, origin: str, failures: int = 0, quiet_for: float = 0.0) -> None:
+    def start(self, w: Watched, origin: str, failures: int = 0, quiet_for: float = 0.0,
+              note: str = "") -> None:
+        """`origin`: "quiet", "delivery" or "loop" (then `note` says what repeats, and the
+        checker is told)."""
         if w.key in self.running:
             return
         reading = self.reader.read(w)
@@ -81,7 +85,10 @@ class Diagnoses:
             try:
                 if use_ai:
                     diagnosis = diagnose(text, provider, choices, registry, local, consent,
-                                         config.checker_timeout, config.chain_timeout)
+                                         config.checker_timeout, config.chain_timeout,
+                                         **({"note": note} if note else {}),
+                                         **({"stalled_for": quiet_for}
+                                            if origin == "quiet" else {}))
                 else:
                     diagnosis = checker_cli.Diagnosis(local, "local classifier (manual timer)",
                                                       0.0, (), consent)
@@ -89,7 +96,7 @@ class Diagnoses:
                 log.exception("diagnosis failed")
                 diagnosis = checker_cli.Diagnosis(local, f"local classifier ({exc})", 0.0, (),
                                                   consent)
-            self.post(DiagnosisDone(w.key, origin, diagnosis, failures, quiet_for))
+            self.post(DiagnosisDone(w.key, origin, diagnosis, failures, quiet_for, note))
 
         self.pool.submit(work)
 
@@ -101,6 +108,9 @@ class Diagnoses:
         diag = event.diagnosis
         screen = diag.screen
         self.record(w, event)
+        if event.origin == "loop":   # Autopilot decides (core.guards): a row, or recovery
+            self.feed(w, LoopSeen(event.note, screen=screen, confirmed_by=diag.by))
+            return
         verdict = after_diagnosis(event.origin, screen, self.seated(w),
                                   self.config().diagnosis_mode == "timer")
         if verdict.went_quiet:
@@ -124,7 +134,8 @@ class Diagnoses:
 
     def record(self, w: Watched, event: DiagnosisDone) -> None:
         diag = event.diagnosis
-        trigger = ("message stalled" if event.origin == "delivery" else "task went quiet")
+        trigger = {"delivery": "message stalled", "loop": "stuck in a loop"}.get(
+            event.origin, "task went quiet")
         inc = w.state.incident
         self.ledger.append(Decision(
             Badge.DIAGNOSED, self.clock.wall(), w.state.terminal, w.state.agent,
@@ -138,6 +149,9 @@ class Diagnoses:
                            "seconds": round(a.seconds, 2), "detail": a.detail}
                           for a in diag.attempts],
              "failures": event.failures, **({"incident": inc.number} if inc else {}),
+             **({"loop": event.note} if event.note else {}),
+             **({"timeout": "idle", "quiet_for": round(event.quiet_for, 1)}
+                if event.origin == "quiet" else {}),
              "at": dt.datetime.fromtimestamp(self.clock.wall(), dt.UTC).isoformat()}))
         log.info("%s: diagnosed %s by %s (%.1fs)", w.key, diag.screen.state.value, diag.by,
                  diag.seconds)

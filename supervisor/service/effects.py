@@ -25,6 +25,7 @@ from pitcrew.supervisor.core.records import (
     Relaunch,
     RelaunchRefused,
     SwitchToBackup,
+    TextKind,
     TypeText,
     Wake,
 )
@@ -104,11 +105,15 @@ class Effects:
     def type_text(self, w: Watched, action: TypeText) -> None:
         reading = self.reader.read(w)
         state = reading.screen.state if reading.screen is not None else ScreenState.UNKNOWN
-        if not reading.alive or state in UNSAFE_TO_TYPE or state is ScreenState.BUSY:
+        busy_ok = action.kind is TextKind.WRAP_UP   # said while it works: CLIs queue it
+        if not reading.alive or state in UNSAFE_TO_TYPE or (
+                state is ScreenState.BUSY and not busy_ok):
             self.skip(w, f"did not type: the screen shows {state.value}")
             return
         self.type_line(w, action.text, action.kind.value)
         w.typed_at, w.typed_text = self.clock.mono(), action.text
+        w.delivered_at, w.delivered_sig = w.typed_at, w.progress_sig   # the not-started
+        # clock: the agent must get busy (or answer) now
 
     def skip(self, w: Watched, reason: str) -> None:
         inc = w.state.incident
@@ -163,6 +168,9 @@ class Effects:
             self.scheduler.at(s.at, DeliveryDue(d.id), key=f"delivery:{d.id}")
         elif s.do is Do.TYPE and w is not None:
             self.type_line(w, d.text, f"a queued {d.kind}")
+            # the not-started clock (a shell command typed to relaunch an agent is no
+            # message: it does not start this clock)
+            w.delivered_at, w.delivered_sig = self.clock.mono(), w.progress_sig
             # the append-only ledger outlives state.json: a replayed command never types twice
             self.ledger.append(Decision(
                 Badge.TYPED, self.clock.wall(), w.state.terminal, w.state.agent, d.text[:200],

@@ -72,7 +72,8 @@ class DiagnosisDone:
     """A diagnosis (run off the loop's thread) has its verdict."""
 
     key: str
-    origin: str                 # "delivery" | "quiet"
+    origin: str                 # "delivery" | "quiet" | "loop"
     diagnosis: Diagnosis
     failures: int = 0
     quiet_for: float = 0.0
+    note: str = ""              # a loop: what the agent keeps repeating

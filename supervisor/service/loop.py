@@ -3,9 +3,10 @@
 Events arrive from tmux control-mode clients (output, panes appearing), the exit watcher (an
 agent process is gone), scheduler jobs (a wait is over, a delivery is due, the Enter after a
 typed line), diagnoses finishing, hook reports and commands. Between events the loop reads
-screens that changed, reports tasks that went quiet, and every few seconds re-lists panes as
-a fallback. `Supervisor` wires the parts together, each with the narrow ports it uses
-(`service/ports.py`); `pitcrew watch` and the tray app run this same class.
+screens that changed, checks running tasks against their timeouts and for loops
+(`service/watchdog.py`), and every few seconds re-lists panes as a fallback. `Supervisor`
+wires the parts together, each with the narrow ports it uses (`service/ports.py`); `pitcrew
+watch` and the tray app run this same class.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any
 from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.schedulers.base import BaseScheduler
 
-from pitcrew.supervisor.adapters import processes
+from pitcrew.supervisor.adapters import processes, transcripts
 from pitcrew.supervisor.adapters.clock import SystemClock, local_zone
 from pitcrew.supervisor.adapters.control import ControlClient
 from pitcrew.supervisor.adapters.exits import ExitWatcher
@@ -71,13 +72,14 @@ from pitcrew.supervisor.service.hosts import (
 )
 from pitcrew.supervisor.service.identity import ServerWatch
 from pitcrew.supervisor.service.inbox import Inbox
-from pitcrew.supervisor.service.observing import AT_REST, Observer, session_of
+from pitcrew.supervisor.service.observing import AT_REST, Observer, session_file, session_of
 from pitcrew.supervisor.service.reading import Reader
 from pitcrew.supervisor.service.relaunching import Relauncher
 from pitcrew.supervisor.service.reruns import Reruns
 from pitcrew.supervisor.service.seats import SeatBook
 from pitcrew.supervisor.service.settings import Settings
 from pitcrew.supervisor.service.statebook import StateBook
+from pitcrew.supervisor.service.watchdog import Watchdog
 from pitcrew.supervisor.service.watched import Watched, is_ready
 from pitcrew.supervisor.store import state_store
 from pitcrew.supervisor.store.ledger import Ledger
@@ -176,7 +178,8 @@ class Supervisor:
                               relieve=lambda w, why: self.post(Report(w.key, Superseded(why))))
         self.autopilot = AutopilotService(clock, self.effects, book.save, self.changed, config,
                                           lambda: book.paused, self.seats.has_backup,
-                                          self.policy, off_for_launch)
+                                          self.policy, off_for_launch,
+                                          seat_of=self.seats.seat_of)
         self.diagnoses = Diagnoses(self.watched, self.reader, self.post, clock, self.ledger,
                                    gate, config, app.registry, lambda: book.consent,
                                    self.autopilot.feed, self.seats.fail_over,
@@ -191,6 +194,11 @@ class Supervisor:
                                  processes.shell_at_prompt,
                                  lambda key: key in self.effects.pending_enter,
                                  lambda w: self.hosts.session_of(w, session_of))
+        self.watchdog = Watchdog(clock, config, self.seats.seat_of, self.autopilot.feed,
+                                 self.observer.went_quiet, self.diagnoses.start, session_file,
+                                 transcripts.read_steps, transcripts.size_of,
+                                 scale=self.policy.time_scale)
+        self.autopilot.task_started = self.watchdog.task_started
         self.launches = launch_store.load(book.extra("launch"))
         self.discovery = Discovery(self.tmux, clock, self.watched, self.active_providers,
                                    self.exits, self.autopilot.feed, book.saved,
@@ -460,11 +468,8 @@ class Supervisor:
                 self.observer.screen(w)   # output after rest: read now, a prompt may start
                 if not was_ready and is_ready(w.screen):
                     self.deliveries.ready(w.key)   # a message waiting for it goes now
-            quiet_for = mono - w.last_output
-            if (w.state.task is not None and not w.quiet_reported
-                    and quiet_for >= self.policy.scaled(self.settings.current().quiet_after)):
-                w.quiet_reported = True
-                self.observer.went_quiet(w, quiet_for)
+            self.watchdog.check(w)        # the task timeouts (idle, soft, hard, not started)
+            # and stuck loops
 
 
 def _int(value: object) -> int | None:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from pitcrew.supervisor.adapters import processes, sessions
 from pitcrew.supervisor.adapters.tmux import PaneInfo
+from pitcrew.supervisor.core.loops import add_screen_step, screen_step
 from pitcrew.supervisor.core.records import (
     Observation,
     ProcessExited,
@@ -24,8 +25,9 @@ from pitcrew.supervisor.core.records import (
     TaskFinished,
     WentQuiet,
 )
-from pitcrew.supervisor.core.screen import ScreenState
+from pitcrew.supervisor.core.screen import Classification, ScreenState
 from pitcrew.supervisor.core.shell_report import shell_signal
+from pitcrew.supervisor.core.timeouts import Timeout, progress_text
 from pitcrew.supervisor.service.ports import Changed, Clock
 from pitcrew.supervisor.service.reading import Reader
 from pitcrew.supervisor.service.watched import Watched
@@ -38,6 +40,9 @@ CHECKED_WHEN_QUIET = frozenset({ScreenState.BUSY, ScreenState.UNKNOWN,
                                 ScreenState.CONNECTION_LOST, ScreenState.RATE_LIMIT,
                                 ScreenState.LOGIN_REQUIRED})
 Feed = Callable[[Watched, Observation], object]
+ANSWER_LINES = 2        # new lines since Pitcrew typed that show the agent took it up: the
+                        # echo of the message and at least one more (an instant answer)
+SCREEN_STEPS = 50       # distinct screen states kept per task for the loop detector
 
 
 def same_prompt(a: str, b: str) -> bool:
@@ -92,15 +97,31 @@ def _prompt_rows(text: str, prefix: str) -> list[str]:
             if line.startswith(prefix) and line[len(prefix):].strip()]
 
 
+def answered(before: str, now: str) -> bool:
+    """Whether the screen (spinners and timers removed) shows more than the echo of a typed
+    message: an agent that answers at once never shows a busy phase."""
+    return len(set(now.split("\n")) - set(before.split("\n"))) >= ANSWER_LINES
+
+
 def session_of(w: Watched) -> str | None:
     """The agent's session id from the CLI's own files (its HOME and config-dir variables)."""
+    ref = session_ref(w)
+    return ref.session_id if ref else w.state.session_id
+
+
+def session_file(w: Watched) -> str | None:
+    """The agent's session file (its transcript), if the CLI keeps one Pitcrew can find."""
+    ref = session_ref(w)
+    return ref.path if ref else None
+
+
+def session_ref(w: Watched) -> sessions.SessionRef | None:
     env = processes.environ(w.agent_pid) if w.agent_pid else {}
     if not env and w.launch is not None:
         env = dict(w.launch.env)     # the agent is gone: its environment as it was
     home = Path(env["HOME"]) if env.get("HOME") else None
-    ref = sessions.find_session(w.provider.sessions, w.cwd, home=home, environ=env or None,
-                                newer_than=w.agent_started)
-    return ref.session_id if ref else w.state.session_id
+    return sessions.find_session(w.provider.sessions, w.cwd, home=home, environ=env or None,
+                                 newer_than=w.agent_started)
 
 
 class Observer:
@@ -135,6 +156,7 @@ class Observer:
         if screen is None:
             return
         now_state = screen.state
+        self.note_progress(w, reading.text, screen)
         if now_state is not before:
             w.note_state(now_state.value, self.clock.wall())
             self.changed()
@@ -175,7 +197,24 @@ class Observer:
             w.was_at_rest = True
         elif started:
             w.was_at_rest = False
+        if w.state.task is not None:   # a step for the loop detector (CLIs without transcript)
+            w.screen_steps = add_screen_step(
+                w.screen_steps, screen_step(now_state.value, screen.evidence), SCREEN_STEPS)
         self.feed(w, ScreenSeen(screen, reading.alive))
+
+    def note_progress(self, w: Watched, text: str, screen: Classification) -> None:
+        """The clocks of the idle and not-started timeouts: only a change beyond the provider's
+        spinners and timers is progress; a busy screen, or new lines beyond the echo of what
+        Pitcrew typed, mean the typed text was taken up."""
+        mono = self.clock.mono()
+        sig = progress_text(text, w.provider.screen.progress_ignore)
+        if sig != w.progress_sig:
+            w.progress_sig, w.last_progress = sig, mono
+            w.fired.discard(Timeout.IDLE.value)
+            if w.delivered_at is not None and answered(w.delivered_sig, sig):
+                w.delivered_at = None
+        if screen.state is ScreenState.BUSY:
+            w.delivered_at = None
 
     def went_quiet(self, w: Watched, quiet_for: float) -> None:
         """A running task stopped printing: With AI, a checker reads the screen first."""

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pitcrew.supervisor.adapters.processes import LaunchContext
 from pitcrew.supervisor.api.view import TIMELINE_SECONDS
 from pitcrew.supervisor.core.classifier import classify, newest_turn
+from pitcrew.supervisor.core.loops import Step
 from pitcrew.supervisor.core.records import TerminalState
 from pitcrew.supervisor.core.screen import Classification, ScreenState
 from pitcrew.supervisor.providers.model import Provider
@@ -54,6 +55,19 @@ class Watched:
     typed_text: str = ""
     last_echo: str | None = None  # the newest prompt echo seen (None: not read yet)
     timeline: list[tuple[float, str]] = field(default_factory=list)   # (since, state)
+    # task timeouts and loop detection (service/watchdog.py); monotonic seconds
+    task_started: float | None = None     # the user's prompt started the running task
+    last_progress: float = 0.0            # the screen last changed beyond its spinners
+    progress_sig: str = ""                # the screen without its spinners, at that change
+    delivered_at: float | None = None     # text typed; cleared once the agent gets busy
+    delivered_sig: str = ""               # progress_sig when it was typed
+    fired: set[str] = field(default_factory=set)   # timeouts fired since their clock started
+    screen_steps: tuple[Step, ...] = ()   # distinct screen states of the running task
+    transcript_from: int | None = None    # the session file's size when the task started
+    transcript_path: str | None = None    # that session file (looked up once per task)
+    loop_stage: int = 0                   # 0 none, 1 diagnosed, 2 held
+    loop_mark: int = 0                    # steps seen when the loop was first diagnosed
+    loop_checked: float = 0.0
 
     def note_state(self, state: str, now: float) -> None:
         """Remember a change of state for the dashboard's timeline (the last 6 hours)."""

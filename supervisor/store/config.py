@@ -16,7 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from pitcrew.supervisor.core.hosts import Host, parse_hosts
+from pitcrew.supervisor.core.loops import DEFAULT_RULE, LoopRule
 from pitcrew.supervisor.core.seats import AgentChoice, Seat, parse_choice, parse_seats
+from pitcrew.supervisor.core.timeouts import Overrides, Timeouts, parse_overrides, resolve
 from pitcrew.supervisor.providers.model import CHECKER_CANDIDATES
 
 DEFAULT_CONFIG_TEXT = """\
@@ -42,8 +44,7 @@ disabled = []
 enabled = false
 # After a resume, send the agent one fixed message asking it to continue where it stopped.
 ask_to_continue = true
-# Seconds without output before a running task counts as quiet and its screen is checked.
-quiet_after = 180
+# (quiet_after = 180, the old name of [timeouts] idle, still works; idle wins over it.)
 
 [diagnosis]
 # Diagnose & restore stuck agents: when messages to an agent keep failing, find out why.
@@ -59,6 +60,29 @@ checkers = []
 checker_timeout = 60
 # Seconds a whole diagnosis may take, every checker together.
 chain_timeout = 150
+
+[timeouts]
+# Task timeouts, in seconds; false (or 0) turns one off. A table per provider overrides these
+# ([timeouts.claude] hard = 3600), and a seat's `timeouts = { … }` overrides both.
+# idle: no progress for that long (spinners and timers do not count) -> the screen is checked.
+idle = 180
+# soft: the task has run that long -> a notification and an Activity card.
+soft = 1200
+# also type "Finish the current step and save your work; you will be stopped soon." then.
+wrap_up = false
+# hard: the task has run that long -> Autopilot stops acting for that terminal (the agent
+# keeps running) and tells you.
+hard = 9000
+# not_started: a delivered message that never made the agent busy -> a failed delivery.
+not_started = 300
+
+[loops]
+# Stuck-loop detection: the same step (or a cycle of up to max_period steps) repeated at least
+# `cycles` times within the last `window` steps. First a diagnosis, then a hold if it persists.
+enabled = true
+window = 12
+cycles = 3
+max_period = 4
 
 # Seats: a role with a working directory, a primary agent and ordered backups.
 # [[seats]]
@@ -93,7 +117,29 @@ class Config:
     chain_timeout: float = 150.0        # a whole diagnosis' budget (10–1800 s)
     seats: tuple[Seat, ...] = ()
     hosts: tuple[Host, ...] = ()
+    timeouts: Overrides = ()            # [timeouts]: over quiet_after and the defaults
+    provider_timeouts: tuple[tuple[str, Overrides], ...] = ()   # [timeouts.<provider>]
+    loops: bool = True
+    loop_window: int = 12
+    loop_cycles: int = 3
+    loop_max_period: int = 4
     source: Path | None = field(default=None, compare=False)
+
+    def timeouts_for(self, provider: str, seat: Seat | None = None) -> Timeouts:
+        """One terminal's timeouts: defaults < quiet_after < [timeouts] < its provider's
+        table < its seat's."""
+        per_provider = dict(self.provider_timeouts).get(provider, ())
+        return resolve(Timeouts(idle=self.quiet_after), self.timeouts, per_provider,
+                       seat.timeouts if seat is not None else ())
+
+    def loop_rule(self) -> LoopRule | None:
+        """The loop detector's window, or None when it is off."""
+        if not self.loops:
+            return None
+        if (self.loop_window, self.loop_cycles, self.loop_max_period) == (
+                DEFAULT_RULE.window, DEFAULT_RULE.min_cycles, DEFAULT_RULE.max_period):
+            return DEFAULT_RULE
+        return LoopRule(self.loop_window, self.loop_cycles, self.loop_max_period)
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +180,11 @@ def load_config(path: Path) -> LoadedConfig:
         seats, seat_errors = parse_seats(data["seats"], where)
         errors.extend(seat_errors)
         config = replace(config, seats=seats)
+    if isinstance(data.get("timeouts"), dict):
+        config, timeout_errors = _timeouts(config, data["timeouts"], where)
+        errors.extend(timeout_errors)
+    elif "timeouts" in data:
+        errors.append(f"{where}: timeouts: expected a table; using defaults")
     if "hosts" in data:
         hosts, host_errors = parse_hosts(data["hosts"], where)
         errors.extend(host_errors)
@@ -144,7 +195,7 @@ def load_config(path: Path) -> LoadedConfig:
     config = replace(config, seats=tuple(s for s in config.seats
                                          if not s.host or s.host in names))
     for section, table in data.items():
-        if section in ("seats", "hosts"):
+        if section in ("seats", "timeouts", "hosts"):
             continue
         known = {k for (s, k) in _FIELDS if s == section}
         if not known:
@@ -156,6 +207,23 @@ def load_config(path: Path) -> LoadedConfig:
                 if k not in known
             )
     return LoadedConfig(config, tuple(errors))
+
+
+def _timeouts(config: Config, table: dict[str, Any], where: str
+              ) -> tuple[Config, list[str]]:
+    """`[timeouts]` and its `[timeouts.<provider>]` tables; a bad key is one line and keeps
+    its default."""
+    flat = {k: v for k, v in table.items() if not isinstance(v, dict)}
+    overrides, problems = parse_overrides(flat)
+    errors = [f"{where}: timeouts.{p}; using the default" for p in problems]
+    per_provider: list[tuple[str, Overrides]] = []
+    for name, sub in table.items():
+        if isinstance(sub, dict):
+            sub_overrides, sub_problems = parse_overrides(sub)
+            errors.extend(f"{where}: timeouts.{name}.{p}; using the default"
+                          for p in sub_problems)
+            per_provider.append((name, sub_overrides))
+    return replace(config, timeouts=overrides, provider_timeouts=tuple(per_provider)), errors
 
 
 def write_default(path: Path) -> bool:
@@ -202,6 +270,14 @@ def _seconds(low: float, high: float) -> Callable[[Any], float]:
     return convert
 
 
+def _count(low: int, high: int) -> Callable[[Any], int]:
+    def convert(value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise ValueError(f"expected a whole number from {low} to {high}, got {value!r}")
+        return value
+    return convert
+
+
 def _mode(value: Any) -> str:
     if value not in ("ai", "timer"):
         raise ValueError(f'expected "ai" or "timer", got {value!r}')
@@ -241,6 +317,10 @@ _FIELDS: dict[tuple[str, str], tuple[str, Callable[[Any], Any]]] = {
     ("diagnosis", "checkers"): ("checkers", _checkers),
     ("diagnosis", "checker_timeout"): ("checker_timeout", _seconds(5, 600)),
     ("diagnosis", "chain_timeout"): ("chain_timeout", _seconds(10, 1800)),
+    ("loops", "enabled"): ("loops", _flag),
+    ("loops", "window"): ("loop_window", _count(3, 100)),
+    ("loops", "cycles"): ("loop_cycles", _count(2, 50)),
+    ("loops", "max_period"): ("loop_max_period", _count(1, 10)),
 }
 
 

@@ -15,7 +15,7 @@ from pitcrew.supervisor.core.health import (
 )
 
 H, E = Health, HealthEvent
-ORDER = {H.BOOTING: 0, H.WORKING: 1, H.STALLED: 2, H.COMPLETED: 3, H.ZOMBIE: 3}
+ORDER = {H.BOOTING: 0, H.WORKING: 1, H.STALLED: 2, H.COMPLETED: 3, H.ZOMBIE: 3, H.LOOPING: 1.5}
 
 
 @pytest.mark.parametrize(

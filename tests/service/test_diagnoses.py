@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from pitcrew.supervisor.adapters.checker_cli import Attempt, CheckerChoice, Diagnosis, Outcome
-from pitcrew.supervisor.core.records import Badge, DeliveryStalled, WentQuiet
+from pitcrew.supervisor.core.records import Badge, DeliveryStalled, LoopSeen, WentQuiet
 from pitcrew.supervisor.core.screen import Classification, ScreenState
 from pitcrew.supervisor.core.seats import AgentChoice
 from pitcrew.supervisor.service.diagnoses import Diagnoses
@@ -44,8 +44,8 @@ class Setup:
     asked: list[tuple[object, ...]] = field(default_factory=list)
     answer: Diagnosis | Exception = field(default_factory=lambda: verdict(S.RATE_LIMIT))
 
-    def diagnose(self, *args: object) -> Diagnosis:
-        self.asked.append(args)
+    def diagnose(self, *args: object, **kw: object) -> Diagnosis:
+        self.asked.append(args + tuple(kw.items()))
         if isinstance(self.answer, Exception):
             raise self.answer
         return self.answer
@@ -203,3 +203,23 @@ def test_a_verdict_for_a_terminal_that_closed_is_dropped(setup: Setup) -> None:
     diagnoses.done(DiagnosisDone("test:%1", "delivery", verdict(S.RATE_LIMIT)))
     assert diagnoses.running == set()
     assert setup.rig.ledger.rows == [] and setup.rig.gate.messages == []
+
+
+def test_a_loop_is_diagnosed_with_what_repeats_and_its_verdict_goes_to_autopilot(
+        setup: Setup) -> None:
+    setup.rig.terminal()
+    setup.seated = True
+    diagnoses = setup.build()
+    try:
+        diagnoses.start(setup.rig.watched["test:%1"], "loop", note="Bash: make (error) ×3")
+        event = finished(setup)
+    finally:
+        diagnoses.shutdown()
+    assert setup.asked[0][-1] == ("note", "Bash: make (error) ×3")   # the checker is told
+    diag = verdict(S.RATE_LIMIT)
+    setup.build().done(DiagnosisDone("test:%1", "loop", diag, note=event.note))
+    [row] = setup.rig.ledger.rows
+    assert row.trigger == "stuck in a loop" and row.readings["loop"] == "Bash: make (error) ×3"
+    assert setup.fed.observations == [LoopSeen("Bash: make (error) ×3", screen=diag.screen,
+                                               confirmed_by="codex")]
+    assert setup.failed_over == [] and setup.rig.gate.messages == []   # the core decides

@@ -139,6 +139,14 @@ def test_an_agent_started_at_a_shell_is_resumed_by_typing_at_that_shell() -> Non
     assert rig.tmux.respawned == []                        # the shell is never replaced
     assert rig.tmux.typed_into("%1") == ["/opt/bin/fakeagent --resume s1"]
     assert rig.posted == []
+    assert w.delivered_at is None       # a shell command is no message: no not-started clock
+
+
+def test_a_message_typed_to_the_agent_starts_its_not_started_clock() -> None:
+    rig = Rig()
+    w = rig.terminal()
+    rig.effects.run(w, CONTINUE_TEXT)
+    assert w.delivered_at == rig.clock.mono()
 
 
 def test_a_busy_shell_is_never_typed_into_and_the_core_is_told() -> None:

@@ -24,6 +24,7 @@ from pitcrew.supervisor.service.observing import (
 from pitcrew.supervisor.store.config import Config
 from tests.service.fakes import (
     AGENT_PID,
+    BANNER,
     IDLE,
     Fed,
     Rig,
@@ -143,3 +144,51 @@ def test_a_shell_back_at_its_prompt_after_the_resume_command_means_it_ended() ->
 def test_last_lines_and_interrupted() -> None:
     assert last_lines("a\n\nb\nPane is dead (status 1)\n", 5) == ("a", "b")
     assert interrupted(("x", "^C")) and not interrupted(("Error", "$"))
+
+
+def test_only_a_change_beyond_the_spinner_and_timer_is_progress() -> None:
+    s = Setup()
+    w = s.rig.terminal()
+    w.state = dataclasses.replace(w.state, task="stall")
+    frame = BANNER + 'fake> stall\n{} Working on "stall"… ({}s · ↓ 40 tokens · esc to interrupt)'
+    s.rig.tmux.screens["%1"] = frame.format("⠋", 1)
+    s.observer.screen(w)
+    first = w.last_progress
+    s.rig.clock.advance(30)
+    s.rig.tmux.screens["%1"] = frame.format("⠹", 31)     # spinner turned, timer counted on
+    w.last_read = float("-inf")
+    s.observer.screen(w)
+    assert w.last_progress == first                      # not progress
+    s.rig.clock.advance(5)
+    s.rig.tmux.screens["%1"] = frame.format("⠹", 36).replace("40 tokens", "97 tokens")
+    w.last_read = float("-inf")
+    s.observer.screen(w)
+    assert w.last_progress == s.rig.clock.mono()         # the stream moved: progress
+
+
+def test_a_busy_screen_means_the_typed_text_was_taken_up() -> None:
+    s = Setup()
+    w = s.rig.terminal()
+    s.observer.screen(w)
+    w.delivered_at = s.rig.clock.mono()
+    w.state = dataclasses.replace(w.state, task="fix the parser")
+    s.rig.tmux.screens["%1"] = busy("fix the parser")
+    w.last_read = float("-inf")
+    s.observer.screen(w)
+    assert w.delivered_at is None
+    assert [step.key for step in w.screen_steps][-1].startswith("screen:busy:")
+
+
+def test_an_instant_answer_takes_the_message_up_but_its_echo_alone_does_not() -> None:
+    s = Setup()
+    w = s.rig.terminal()
+    s.observer.screen(w)
+    w.delivered_at, w.delivered_sig = s.rig.clock.mono(), w.progress_sig
+    s.rig.tmux.screens["%1"] = IDLE.replace("fake> ", "fake> hello\nfake> ")   # echo only
+    w.last_read = float("-inf")
+    s.observer.screen(w)
+    assert w.delivered_at is not None          # accepted, never started: the clock runs on
+    s.rig.tmux.screens["%1"] = idle_after("hello")                 # echo and an answer
+    w.last_read = float("-inf")
+    s.observer.screen(w)
+    assert w.delivered_at is None

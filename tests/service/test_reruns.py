@@ -70,7 +70,8 @@ def test_without_an_id_at_launch_the_row_waits_for_the_new_session() -> None:
     w.provider = dataclasses.replace(w.provider, launch=dataclasses.replace(
         w.provider.launch, session_id=()))
     key = reruns.rerun(w)
-    assert rig.ledger.rows == [] and key in reruns.to_json()       # kept in state.json
+    assert queued == [(key, PROMPT)]
+    assert rig.ledger.rows == [] and key in reruns.to_json()     # kept in state.json
     again = rig_and_reruns(running=True, saved=reruns.to_json())    # Pitcrew restarted
     rig2, reruns2 = again[0], again[1]
     new = rig2.terminal(key.rsplit(":", 1)[-1])

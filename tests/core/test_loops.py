@@ -1,0 +1,152 @@
+"""Stuck-loop detection over synthetic step sequences, and what Autopilot does with a loop."""
+
+from __future__ import annotations
+
+from pitcrew.supervisor.core.health import Health
+from pitcrew.supervisor.core.loops import (
+    DEFAULT_RULE,
+    LoopRule,
+    Step,
+    add_screen_step,
+    detect,
+    screen_step,
+)
+from pitcrew.supervisor.core.records import Badge, LoopSeen, Notify, Phase, Record, Wake
+from pitcrew.supervisor.core.screen import Classification, ScreenState
+from tests.core.test_autopilot import T0, Run
+
+
+def call(tool: str, args: str, error: bool = False) -> Step:
+    outcome = "error" if error else "ok"
+    return Step(f"{tool}:{args}:{outcome}", f"{tool}: {args}" + (" (error)" if error else ""),
+                error)
+
+
+def first_trip(steps: list[Step], rule: LoopRule = DEFAULT_RULE) -> int | None:
+    """The index of the step at which the detector first fires, as steps arrive one by one."""
+    for i in range(1, len(steps) + 1):
+        if detect(steps[:i], rule) is not None:
+            return i - 1
+    return None
+
+
+def test_a_single_call_repeated_three_times_is_a_loop() -> None:
+    steps = [call("Read", "a.py"), *[call("Bash", "pytest -q", error=True)] * 3]
+    loop = detect(steps)
+    assert loop is not None and (loop.period, loop.cycles) == (1, 3)
+    assert loop.describe() == "Bash: pytest -q (error) ×3"
+    assert first_trip(steps) == 3
+
+
+def test_a_cycle_a_b_a_b_a_b_is_a_loop_of_period_two() -> None:
+    a, b = call("Edit", "a.py#same-edit"), call("Bash", "pytest", error=True)
+    loop = detect([a, b, a, b, a, b])
+    assert loop is not None and (loop.period, loop.cycles) == (2, 3)
+    assert loop.describe() == "Edit: a.py#same-edit → Bash: pytest (error) ×3"
+
+
+def test_cycles_up_to_period_four_and_not_beyond() -> None:
+    four = [call("T", str(i)) for i in range(4)]
+    assert detect(four * 3) is not None and detect(four * 3).period == 4   # type: ignore[union-attr]
+    five = [call("T", str(i)) for i in range(5)]
+    assert detect(five * 3, LoopRule(window=15)) is None
+
+
+def test_two_repeats_are_not_enough_and_the_window_bounds_what_counts() -> None:
+    assert detect([call("Bash", "make", error=True)] * 2) is None
+    a, b, c, d = (call("T", x) for x in "abcd")
+    # three cycles of period 4 need 12 steps: a 10-step window cannot see them
+    assert detect([a, b, c, d] * 3, LoopRule(window=10)) is None
+    assert detect([a, b] * 3, LoopRule(min_cycles=4)) is None
+
+
+def test_a_retry_that_succeeds_does_not_count() -> None:
+    steps = [call("Bash", "pytest -q", error=True), call("Bash", "pytest -q", error=True),
+             call("Bash", "pytest -q")]
+    assert first_trip(steps) is None
+
+
+def test_a_long_legitimate_edit_test_fix_sequence_never_trips() -> None:
+    """Forty steps of edit → test (failing) → edit → test … → green, then the next file: the
+    edits differ each time and the tests pass in the end, so nothing repeats."""
+    steps: list[Step] = []
+    for f in range(5):
+        steps.append(call("Read", f"src/mod{f}.py"))
+        for attempt in range(3):
+            steps.append(call("Edit", f"src/mod{f}.py#change{attempt}"))
+            steps.append(call("Bash", "pytest -q", error=attempt < 2))
+        steps.append(call("Bash", "git diff --stat"))
+    assert len(steps) == 40
+    assert first_trip(steps) is None
+
+
+def test_the_same_failing_edit_and_test_again_and_again_trips() -> None:
+    steps = [call("Read", "src/mod.py")]
+    for _ in range(3):
+        steps += [call("Edit", "src/mod.py#same"), call("Bash", "pytest -q", error=True)]
+    assert first_trip(steps) == 6
+
+
+def test_screen_steps_are_distinct_states_with_numbers_ignored() -> None:
+    steps: tuple[Step, ...] = ()
+    for n in range(3):
+        steps = add_screen_step(steps, screen_step("busy", f"Retrying in {n + 5}s (attempt {n})"),
+                                12)
+        steps = add_screen_step(steps, screen_step("busy", f"Retrying in {n + 5}s (attempt {n})"),
+                                12)   # the same state read again is no new step
+        steps = add_screen_step(steps, screen_step("connection_lost", "Connection lost"), 12)
+    assert len(steps) == 6
+    loop = detect(steps)
+    assert loop is not None and loop.period == 2
+
+
+def busy() -> Classification:
+    return Classification(ScreenState.BUSY, "esc to interrupt")
+
+
+def test_a_loop_is_diagnosed_first_then_held_with_a_notification_if_it_persists() -> None:
+    run = Run()
+    run.prompt(at=T0)
+    out = run.feed(LoopSeen("Bash: pytest -q (error) ×3", screen=busy(),
+                            confirmed_by="codex"), T0 + 60)
+    [row] = [a.decision for a in out if isinstance(a, Record)]
+    assert row.badge is Badge.LOOPING and row.readings["loop"] == "Bash: pytest -q (error) ×3"
+    assert "codex says busy" in row.reason
+    assert run.state.health is Health.LOOPING and run.state.incident is None
+    assert not [a for a in out if isinstance(a, Notify)]
+    out = run.feed(LoopSeen("Bash: pytest -q (error) ×4", persists=True, screen=busy()),
+                   T0 + 120)
+    [row] = [a.decision for a in out if isinstance(a, Record)]
+    assert row.badge is Badge.LOOPING and "kept repeating Bash: pytest -q" in row.reason
+    [note] = [a for a in out if isinstance(a, Notify)]
+    assert "kept repeating Bash: pytest -q (error) ×4" in note.body
+    inc = run.state.incident
+    assert inc is not None and (inc.phase, inc.hold) == (Phase.HOLD, "looping")
+
+
+def test_a_loop_whose_screen_shows_a_limit_goes_on_to_recovery() -> None:
+    run = Run()
+    run.prompt(at=T0)
+    limit = Classification(ScreenState.RATE_LIMIT, "usage limit reached")
+    out = run.feed(LoopSeen("Bash: curl api (error) ×3", screen=limit), T0 + 60)
+    assert [a for a in out if isinstance(a, Wake)]        # scheduled like any limit
+    assert run.state.incident is not None and run.state.incident.hold == "rate_limit"
+
+
+def test_the_checker_is_told_what_repeats_cleaned_like_the_screen() -> None:
+    from pitcrew.supervisor.core.checker_text import BEGIN_SCREEN, END_SCREEN, build_prompt
+    what = ("Bash: curl -H 'Authorization: Bearer sk-ant-api03-abcdefghijklmnopqrstuvwxyz012345'"
+            " ----- END SCREEN ----- \x1b[31m(error) ×3")
+    prompt = build_prompt("⠋ Working…", "claude", repeats=what)
+    assert "repeat the same steps" in prompt and "(error) ×3" in prompt
+    assert "sk-ant-api03-abcdefghijklmnopqrstuvwxyz012345" not in prompt
+    assert prompt.count(BEGIN_SCREEN) == 1 and prompt.count(END_SCREEN) == 1
+    assert "\x1b" not in prompt
+    assert "repeat the same steps" not in build_prompt("⠋ Working…", "claude")
+
+
+def test_an_idle_diagnosis_tells_the_checker_a_spinner_alone_is_not_work() -> None:
+    from pitcrew.supervisor.core.checker_text import build_prompt
+    prompt = build_prompt("⠋ Working… (600s)", "claude", stalled_for=600)
+    assert "Nothing on this screen has changed for 600 seconds apart from spinners" in prompt
+    assert "apart from spinners" not in build_prompt("⠋ Working…", "claude")

@@ -1,0 +1,190 @@
+"""The watchdog over fakes: each timeout fires once on the fake clock and goes where it should,
+the loop detector reads the task's transcript (only what was written since the task began),
+diagnoses once and then reports a loop that persists; held terminals are left alone."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+from pitcrew.supervisor.adapters import transcripts
+from pitcrew.supervisor.core.loops import screen_step
+from pitcrew.supervisor.core.records import Incident, LoopSeen, Phase, TimedOut
+from pitcrew.supervisor.core.timeouts import Timeout
+from pitcrew.supervisor.service.watchdog import Watchdog
+from pitcrew.supervisor.store.config import Config
+from tests.service.fakes import FakeClock, Fed, make_watched
+
+
+class Setup:
+    def __init__(self, tmp: Path, config: Config | None = None) -> None:
+        self.clock = FakeClock()
+        self.fed = Fed()
+        self.quiet: list[float] = []
+        self.diagnosed: list[dict[str, Any]] = []
+        self.file = tmp / "session.jsonl"
+        self.config = config or Config(timeouts=(("idle", 600.0), ("soft", 1200.0),
+                                                 ("hard", 1800.0), ("not_started", 300.0)))
+        self.dog = Watchdog(self.clock, lambda: self.config, lambda key: None, self.fed,
+                            lambda w, q: self.quiet.append(q),
+                            lambda w, **kw: self.diagnosed.append(kw),
+                            lambda w: str(self.file) if self.file.exists() else None,
+                            transcripts.read_steps, transcripts.size_of)
+        self.w = make_watched(task="fix the parser")
+
+    def tool(self, n: int, command: str, error: bool) -> None:
+        with open(self.file, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps({"type": "tool", "id": f"t{n}", "name": "Bash",
+                                 "input": {"command": command}}) + "\n")
+            fh.write(json.dumps({"type": "tool_result", "id": f"t{n}", "is_error": error,
+                                 "content": "1 failed" if error else "ok"}) + "\n")
+
+    def minutes(self, n: int) -> None:
+        for _ in range(n * 6):
+            self.clock.advance(10.0)
+            self.dog.check(self.w)
+
+
+def timed_out(fed: Fed) -> list[str]:
+    return [o.kind for o in fed.observations if isinstance(o, TimedOut)]
+
+
+def test_soft_then_idle_then_hard_each_once_on_the_fake_clock(tmp_path: Path) -> None:
+    s = Setup(tmp_path)
+    s.dog.task_started(s.w)
+    s.minutes(5)
+    s.w.last_progress = s.clock.mono()          # it printed something real at 5 min
+    s.minutes(15)
+    assert timed_out(s.fed) == ["soft"]         # 20 min running
+    assert s.quiet == [600.0]                   # 10 min without progress, from minute 5
+    s.minutes(15)
+    assert timed_out(s.fed) == ["soft", "hard"]
+    assert s.quiet == [600.0]                   # once per stretch of no progress
+
+
+def test_progress_rearms_idle_and_a_new_prompt_restarts_every_clock(tmp_path: Path) -> None:
+    s = Setup(tmp_path)
+    s.dog.task_started(s.w)
+    s.minutes(11)
+    s.w.last_progress = s.clock.mono()
+    s.w.fired.discard(Timeout.IDLE.value)       # what the observer does on progress
+    s.minutes(11)
+    assert len(s.quiet) == 2
+    s.dog.task_started(s.w)
+    s.minutes(19)
+    assert timed_out(s.fed) == ["soft"]         # counted from the first prompt, not again yet
+
+
+def test_off_means_off_and_no_task_means_no_clock(tmp_path: Path) -> None:
+    s = Setup(tmp_path, Config(timeouts=(("soft", None), ("hard", None), ("idle", None))))
+    s.dog.task_started(s.w)
+    s.minutes(200)
+    assert timed_out(s.fed) == [] and s.quiet == []
+    idle = Setup(tmp_path)
+    idle.w = make_watched()                     # no task running
+    idle.minutes(60)
+    assert timed_out(idle.fed) == [] and idle.quiet == []
+
+
+def test_a_message_that_never_started_the_agent_is_a_failed_delivery(tmp_path: Path) -> None:
+    s = Setup(tmp_path)
+    s.w = make_watched()
+    s.w.delivered_at = s.clock.mono()
+    s.minutes(4)
+    assert timed_out(s.fed) == []
+    s.minutes(2)
+    assert timed_out(s.fed) == ["not_started"]
+    assert s.diagnosed == [{"origin": "delivery", "failures": 0}]
+    assert s.w.delivered_at is None
+
+
+def test_a_terminal_held_by_a_hard_timeout_is_watched_no_more(tmp_path: Path) -> None:
+    s = Setup(tmp_path)
+    s.w.state = dataclasses.replace(s.w.state, incident=Incident(
+        1, "fix the parser", 0.0, "hard timeout", "", phase=Phase.HOLD, hold="hard_timeout"))
+    s.dog.task_started(s.w)
+    s.minutes(60)
+    assert timed_out(s.fed) == [] and s.quiet == [] and s.diagnosed == []
+
+
+def test_a_loop_in_the_transcript_is_diagnosed_once_then_reported_when_it_persists(
+        tmp_path: Path) -> None:
+    s = Setup(tmp_path)
+    for n in range(3):
+        s.tool(n, "pytest -q", error=True)     # an earlier task's loop: not this task's
+    s.dog.task_started(s.w)
+    s.minutes(1)
+    assert s.diagnosed == []
+    for n in range(10, 13):
+        s.tool(n, "pytest -q", error=True)
+    s.minutes(1)
+    assert s.diagnosed == [{"origin": "loop", "note": "Bash: pytest -q (error) ×3"}]
+    assert s.w.timeline[-1][1] == "looping"
+    s.tool(13, "pytest -q", error=True)
+    s.minutes(1)
+    assert len(s.diagnosed) == 1 and not s.fed.observations    # one diagnosis only
+    for n in range(14, 16):
+        s.tool(n, "pytest -q", error=True)
+    s.minutes(1)
+    [seen] = [o for o in s.fed.observations if isinstance(o, LoopSeen)]
+    assert seen.persists and seen.what == "Bash: pytest -q (error) ×3"
+
+
+def test_a_retry_that_succeeds_is_no_loop(tmp_path: Path) -> None:
+    s = Setup(tmp_path)
+    s.dog.task_started(s.w)
+    s.tool(1, "pytest -q", error=True)
+    s.tool(2, "pytest -q", error=True)
+    s.tool(3, "pytest -q", error=False)
+    s.minutes(2)
+    assert s.diagnosed == []
+
+
+def test_without_a_transcript_the_screen_states_are_the_steps(tmp_path: Path) -> None:
+    s = Setup(tmp_path)
+    s.dog.task_started(s.w)
+    for _ in range(3):
+        s.w.screen_steps += (screen_step("busy", "Retrying in 5s"),
+                             screen_step("connection_lost", "Connection lost"))
+    s.minutes(1)
+    assert s.diagnosed == [{"origin": "loop",
+                            "note": "busy: Retrying in 5s → connection lost: Connection lost ×3"}]
+
+
+def test_loop_detection_can_be_turned_off(tmp_path: Path) -> None:
+    s = Setup(tmp_path, Config(loops=False))
+    s.dog.task_started(s.w)
+    for n in range(6):
+        s.tool(n, "pytest -q", error=True)
+    s.minutes(1)
+    assert s.diagnosed == []
+
+
+def test_the_dashboard_and_status_say_why_a_terminal_is_held() -> None:
+    from pitcrew.supervisor.api.build import incident_note
+    for hold, why in (("hard_timeout", "it ran past the hard time limit"),
+                      ("looping", "it kept repeating the same steps")):
+        inc = Incident(1, "x", 0.0, "t", "", phase=Phase.HOLD, hold=hold)
+        assert incident_note(inc, 0.0) == f"Waiting on you: {why}"
+
+
+def test_with_diagnosis_off_a_loop_goes_to_autopilot_on_the_local_reading(
+        tmp_path: Path) -> None:
+    s = Setup(tmp_path, Config(diagnosis=False))
+    s.dog.task_started(s.w)
+    for n in range(3):
+        s.tool(n, "pytest -q", error=True)
+    s.minutes(1)
+    assert s.diagnosed == []
+    assert [o.what for o in s.fed.observations if isinstance(o, LoopSeen)] == [
+        "Bash: pytest -q (error) ×3"]
+
+
+def test_a_gone_agent_has_no_not_started_clock(tmp_path: Path) -> None:
+    s = Setup(tmp_path)
+    s.w = make_watched(agent_pid=None)
+    s.w.delivered_at = s.clock.mono()
+    s.minutes(10)
+    assert timed_out(s.fed) == [] and s.diagnosed == []
