@@ -201,9 +201,18 @@ def _on_screen(plan: recovery.Plan, obs: ScreenSeen) -> None:
         plan.ask_to_continue(obs.screen)
 
 
+ACTING = frozenset({Phase.WAITING, Phase.CONFIRMING, Phase.ASKING})
+
+
 def _on_quiet(plan: recovery.Plan, obs: WentQuiet) -> None:
     if plan.state.task is None:
         return  # idle tabs are never checked
+    incident = plan.state.incident
+    if incident is not None and incident.phase in ACTING:
+        # Autopilot is already acting here: a resumed agent at its prompt, waiting for the
+        # continue message, has not finished its task (reading it so would close the
+        # incident, and the continue would open a new one with a fresh attempt count)
+        return
     state = obs.screen.state
     if state is ScreenState.IDLE:
         _on_finished(plan, TaskFinished())  # it finished; the transition was missed

@@ -67,7 +67,7 @@ def on_timeout(plan: Plan, obs: TimedOut) -> None:
             plan.actions.append(TypeText(WRAP_UP_MESSAGE, TextKind.WRAP_UP))
         return
     if kind is Timeout.HARD:
-        _open(plan, "hard timeout", f"ran for {after}")
+        _open_incident(plan, "hard timeout", f"ran for {after}")
         plan.hold("hard_timeout", Badge.TIMED_OUT, f"ran for {after}, past the hard limit: "
                   "Autopilot stops acting for this terminal until you send a new prompt "
                   "(the agent keeps running)", obs.screen, notify=True)
@@ -81,7 +81,7 @@ def on_loop(plan: Plan, obs: LoopSeen) -> None:
     with contextlib.suppress(IllegalTransition):
         plan.state = replace(st, health=advance(st.health, HealthEvent.LOOPED))
     if obs.persists:
-        _open(plan, "stuck in a loop", f"kept repeating {obs.what}")
+        _open_incident(plan, "stuck in a loop", f"kept repeating {obs.what}")
         plan.hold("looping", Badge.LOOPING, f"kept repeating {obs.what} after a diagnosis: "
                   "Autopilot stops acting for this terminal until you send a new prompt",
                   obs.screen, notify=True)
@@ -95,7 +95,7 @@ def on_loop(plan: Plan, obs: LoopSeen) -> None:
                      f"{obs.confirmed_by} says {state.value}", screen=obs.screen, alive=True)
 
 
-def _open(plan: Plan, trigger: str, reason: str) -> None:
+def _open_incident(plan: Plan, trigger: str, reason: str) -> None:
     """An incident to hold (the running task's), opened if there is none."""
     st = plan.state
     if st.incident is None:

@@ -8,6 +8,7 @@ observation.
 
 from __future__ import annotations
 
+import logging
 import random
 from collections.abc import Callable
 
@@ -35,6 +36,8 @@ def status_line(mode: Mode, off_for_launch: bool) -> str:
         return "Paused"
     return WATCHING
 
+
+log = logging.getLogger("pitcrew")
 
 class AutopilotService:
     def __init__(self, clock: Clock, effects: Effects, persist: Persist, changed: Changed,
@@ -79,6 +82,9 @@ class AutopilotService:
         if isinstance(obs, PromptSubmitted) and not obs.by_pitcrew:
             self.task_started(w)   # a user's prompt: the task's clocks start over
         before = w.state
+        log.debug("%s: %s → the core", w.key, type(obs).__name__ if not isinstance(
+            obs, PromptSubmitted) else f"PromptSubmitted(by_pitcrew={obs.by_pitcrew}, "
+            f"{obs.text[:30]!r})")
         w.state, actions = decide(w.state, obs, self.clock.wall(), self.context_for(w),
                                   self.rng)
         if w.state != before:

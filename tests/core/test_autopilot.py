@@ -429,6 +429,22 @@ def test_a_busy_but_quiet_task_is_not_stuck_unless_in_timer_mode() -> None:
     assert kinds(run.feed(WentQuiet(screen(S.BUSY), 600), T0), Wake)
 
 
+def test_a_resumed_agent_at_its_prompt_before_the_continue_is_not_a_finished_task() -> None:
+    """Under load the idle timeout can fire between the resume and the continue message: the
+    resumed agent sits at its prompt. That is not the task finishing — else the continue
+    Pitcrew types reads as a new prompt, and a crash loop restarts its attempt count."""
+    run = Run()
+    run.prompt()
+    run.wake_at(run.crash(T0))
+    run.feed(Tick(screen(S.CRASHED), alive=False, active=False), T0 + 6)     # resumes
+    assert run.state.incident is not None and run.state.incident.attempts == 1
+    phase = run.state.incident.phase
+    assert phase is Phase.CONFIRMING
+    assert run.feed(WentQuiet(screen(S.IDLE), 20), T0 + 7) == ()
+    assert run.state.incident is not None and run.state.incident.attempts == 1
+    assert run.state.task is not None
+
+
 def test_idle_tabs_are_never_checked() -> None:
     run = Run()
     assert run.feed(WentQuiet(screen(S.CONNECTION_LOST), 600), T0) == ()
