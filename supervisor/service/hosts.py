@@ -31,6 +31,7 @@ from pitcrew.supervisor.adapters.tmux import PaneInfo
 from pitcrew.supervisor.core.errors import TmuxError
 from pitcrew.supervisor.core.hosts import LOCAL, Host, HostState
 from pitcrew.supervisor.core.records import Relaunch
+from pitcrew.supervisor.core.timeouts import Timeout
 from pitcrew.supervisor.service.discovery import Discovery
 from pitcrew.supervisor.service.events import Wakeup
 from pitcrew.supervisor.service.identity import ServerWatch
@@ -149,8 +150,11 @@ class Hosts:
         for key, w in self.watched.items():
             if key.startswith(prefix):
                 w.quiet_reported = down
-                if not down:
-                    w.last_output = self.mono()
+                if down:
+                    w.fired.add(Timeout.IDLE.value)     # nor the watchdog's idle timeout
+                else:
+                    w.last_output = w.last_progress = self.mono()
+                    w.fired.discard(Timeout.IDLE.value)
 
     def rescan(self) -> None:
         """The fallback look at every host that is up, at most every RESCAN_EVERY seconds

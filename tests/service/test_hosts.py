@@ -66,8 +66,10 @@ def test_a_host_that_is_down_is_not_listed_and_its_terminals_are_not_quiet(
     w = hosts.watched["gpu1:%1"]
     assert w.quiet_reported and not hosts.watched[next(iter(hosts.watched))].quiet_reported
     remote.procs.refresh = lambda: {}            # type: ignore[method-assign]
+    assert "idle" in w.fired                     # nor the watchdog's idle timeout
     hosts.handle(HostEvent("gpu1", HostState.UP))
-    assert not w.quiet_reported and w.last_output == 50.0
+    assert not w.quiet_reported and w.last_output == w.last_progress == 50.0
+    assert "idle" not in w.fired
 
 
 def test_a_terminal_key_names_its_host_only_for_remote_hosts() -> None:
