@@ -12,7 +12,14 @@ the work each capture asks for). Then, with Autopilot on, it kills one agent mid
 reports how soon the watcher noticed the exit and how long the resume took beyond the
 mandated 5 s wait.
 
-    .venv/bin/python bench/watch_cost.py [--panes 10 50 200] [--window 20]
+The remote case (`--remote 20`) puts the same kind of fleet behind a private sshd on
+127.0.0.1 (tests/support/sshd.py) and measures, in one run: `pitcrew watch` watching it
+locally; `pitcrew watch` watching it as a remote host (one multiplexed connection); and the
+per-pane polling peers do over ssh (`ssh … tmux capture-pane` per pane every 2 s, a fresh
+connection each). CPU there is every process on both ends: the watcher or poller and their
+ssh clients, the sshd and everything it ran, and the tmux server.
+
+    .venv/bin/python bench/watch_cost.py [--panes 10 50 200] [--window 20] [--remote 20]
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import psutil
@@ -200,10 +208,109 @@ def latency(root: Path) -> tuple[float | None, float | None]:
         fleet.stop()
 
 
+def cpu_tree(proc: psutil.Process) -> float:
+    """CPU of a process and all it ever ran: its own and each live descendant's time, plus
+    what each of them reaped (nothing counted twice: a reaped child is no longer live)."""
+    total = 0.0
+    try:
+        procs = [proc, *proc.children(recursive=True)]
+    except psutil.Error:
+        return 0.0
+    for p in procs:
+        with contextlib.suppress(psutil.Error):
+            t = p.cpu_times()
+            total += t.user + t.system + t.children_user + t.children_system
+    return total
+
+
+def remote_case(n: int, window: float, root: Path) -> None:
+    """The same fleet watched locally, through one ssh connection, and polled per pane over
+    ssh; one line each, and the two ratios the issue asks for."""
+    from tests.support.sshd import ALIAS, Sshd
+
+    fleet = Fleet(n, root / f"r{n}")
+    sshd = Sshd(root / "sshd")
+    sshd.start()
+    assert sshd.proc is not None
+    daemon, me = psutil.Process(sshd.proc.pid), psutil.Process()
+
+    def total(*procs: psutil.Process) -> float:
+        return sum(cpu_tree(p) for p in procs) + cpu(fleet.server, with_children=False)
+
+    try:
+        local, _, _ = pitcrew(fleet, window, root / f"rl{n}")
+        home = root / f"rr{n}"
+        home.mkdir(parents=True, exist_ok=True)
+        (home / "config.toml").write_text(
+            f'[[hosts]]\nname = "bench"\nssh = "{sshd.ssh_spec}"\n'
+            f'tmux_socket = "{fleet.name}"\n')
+        ours = pitcrew_remote(fleet, window, home, lambda w: total(w, daemon))
+        stop = threading.Event()
+
+        def poll() -> None:
+            while not stop.is_set():
+                started = time.monotonic()
+                for pane in fleet.panes():
+                    subprocess.run(["ssh", "-F", str(sshd.ssh_config), ALIAS, "tmux", "-L",
+                                    fleet.name, "capture-pane", "-p", "-t", pane, "-S", "-30"],
+                                   capture_output=True, stdin=subprocess.DEVNULL)
+                stop.wait(max(0.0, 2.0 - (time.monotonic() - started)))
+
+        before = total(me, daemon)
+        thread = threading.Thread(target=poll)
+        thread.start()
+        time.sleep(window)
+        stop.set()
+        thread.join()
+        polled = total(me, daemon) - before
+    finally:
+        sshd.stop()
+        fleet.stop()
+    print(f"remote, {n} panes: local watch {local:.3f}s, over one ssh connection "
+          f"{ours:.3f}s ({ours / local if local else float('inf'):.1f}× local), per-pane ssh "
+          f"capture-pane every 2 s {polled:.2f}s ({polled / ours if ours else float('inf'):.0f}"
+          "× ours)")
+
+
+def pitcrew_remote(fleet: Fleet, window: float, home: Path,
+                   measure: Callable[[psutil.Process], float]) -> float:
+    """CPU in the window of `pitcrew watch` watching the fleet as a remote host."""
+    (home / "providers").mkdir(exist_ok=True)
+    shutil.copy(FAKE / "fakeagent.toml", home / "providers" / "fakeagent.toml")
+    # an idle local tmux server beside it, as on a laptop that also runs tmux: with none at
+    # all Pitcrew looks for one every second, a local cost that is not the remote one
+    local = Tmux(f"pitcrew-bench-local-{os.getpid()}", config_file="/dev/null")
+    local.run("new-session", "-d", "-s", "idle", "sleep 86400")
+    env = {**os.environ, "PITCREW_HOME": str(home), "PITCREW_TMUX_SOCKET": local.socket or ""}
+    env.pop("DISPLAY", None)
+    proc = subprocess.Popen([sys.executable, "-m", "pitcrew.supervisor", "watch"], env=env,
+                            text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            bufsize=1)
+    watcher = psutil.Process(proc.pid)
+    count, seen = len(fleet.panes()), 0
+    assert proc.stdout is not None
+    deadline = time.monotonic() + 180
+    while seen < count and time.monotonic() < deadline:
+        if proc.stdout.readline().rstrip().endswith(": idle"):
+            seen += 1
+    time.sleep(12)
+    threading.Thread(target=proc.stdout.read, daemon=True).start()
+    before = measure(watcher)
+    time.sleep(window)
+    used = measure(watcher) - before
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(20)
+    local.run("kill-server")
+    return used
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--panes", type=int, nargs="+", default=[10, 50, 200])
+    parser.add_argument("--panes", type=int, nargs="*", default=[10, 50, 200])
     parser.add_argument("--window", type=float, default=20.0)
+    parser.add_argument("--remote", type=int, default=0, metavar="N",
+                        help="also measure N panes on a remote host (127.0.0.1 over ssh)")
+    parser.add_argument("--no-latency", action="store_true", help="skip the crash timing")
     args = parser.parse_args()
     print(f"machine: {os.cpu_count()} cores, {psutil.virtual_memory().total / 2**30:.0f} GiB, "
           f"{sys.platform}; window {args.window:g}s")
@@ -219,6 +326,10 @@ def main() -> int:
                 fleet.stop()
             ratio = base / ours if ours > 0 else float("inf")
             print(f"{n:>6} {base:>12.2f}s {ours:>11.3f}s {ratio:>6.0f}× {rss:>7.0f}")
+        if args.remote:
+            remote_case(args.remote, args.window, root)
+        if args.no_latency:
+            return 0
         noticed, beyond = latency(root)
         print(f"exit noticed after: {noticed * 1000:.0f} ms" if noticed else "exit: not seen")
         print(f"resume done {beyond:.2f} s after the mandated 5 s wait" if beyond is not None

@@ -21,6 +21,7 @@ TEST_PACKAGES=(
   xvfb xauth x11-utils xdotool imagemagick trayer
   dbus dbus-daemon dbus-bin dunst gnome-keyring
   zsh                                  # a second interactive shell for the launch-style tests
+  openssh-server openssh-client        # a private sshd on 127.0.0.1 for the remote-host tests
   chromium                             # renders the HTML incident report in its test
 )
 

@@ -139,6 +139,9 @@ class AgentsPage(QWidget):
         outer.addWidget(label("Agents", "title"))
         self.summary = label("", "muted")
         outer.addWidget(self.summary)
+        self.hosts = label("", "muted", wrap=True)   # remote hosts and their connections
+        self.hosts.hide()
+        outer.addWidget(self.hosts)
         self.problems = label("", "warn", wrap=True)
         self.problems.hide()
         outer.addWidget(self.problems)
@@ -203,6 +206,8 @@ class AgentsPage(QWidget):
                    + (f" · {need} need attention" if need else "")) if keys else ""
         _set(self.summary, summary)
         self.summary.setVisible(bool(keys))
+        _set(self.hosts, hosts_line(view))
+        self.hosts.setVisible(bool(view.hosts))
         _set(self.problems, "\n".join(f"⚠ {p}" for p in view.problems))
         self.problems.setVisible(bool(view.problems))
 
@@ -223,6 +228,19 @@ class AgentsPage(QWidget):
             row.set_selected(k == key)
         if key in self.rows:
             self.area.ensureWidgetVisible(self.rows[key])
+
+
+def hosts_line(view: View) -> str:
+    """"Hosts: this machine 2 · gpu1 up 3 · vm down (Connection refused)"; rows come grouped
+    in that order (the view sorts them by host)."""
+    if not view.hosts:
+        return ""
+    count = {h.name: sum(1 for t in view.terminals if t.host == h.name) for h in view.hosts}
+    local = sum(1 for t in view.terminals if t.host == "local")
+    parts = [f"this machine {local}"] + [
+        f"{h.name} {h.state}" + (f" ({h.problem})" if h.problem and h.state != "up" else "")
+        + (f" {count[h.name]}" if h.state == "up" else "") for h in view.hosts]
+    return "Hosts: " + " · ".join(parts)
 
 
 def _stacked(top: QWidget, bottom: QWidget) -> QWidget:

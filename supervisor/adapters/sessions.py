@@ -16,7 +16,7 @@ import os
 import re
 import sqlite3
 import urllib.parse
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -161,7 +161,7 @@ def _same_dir(found: str | None, cwd: str) -> bool:
         return False
 
 
-def _head(path: str) -> list[str]:
+def _local_head(path: str) -> list[str]:
     try:
         with open(path, "rb") as fh:
             raw = fh.read(HEAD_BYTES)
@@ -178,7 +178,11 @@ def _dig(obj: object, dotted: str) -> object:
     return obj
 
 
-def _read_field(ref: FieldRef, path: str) -> str | None:
+def _read_field(ref: FieldRef, path: str,
+                head: Callable[[str], list[str]] | None = None) -> str | None:
+    """`head`: how the file's first lines are read (adapters/remote_sessions.py reads them
+    over ssh); the local file by default."""
+    _head = head or _local_head
     p = Path(path)
     if ref.kind == "stem":
         return p.stem

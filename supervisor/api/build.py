@@ -18,6 +18,7 @@ from pitcrew.supervisor.adapters.usage import UsageReader
 from pitcrew.supervisor.api.view import (
     CheckerView,
     DecisionView,
+    HostView,
     Limits,
     SettingsView,
     TerminalView,
@@ -122,8 +123,10 @@ def build_view(sup: ViewSource) -> View:
         status_line=sup.autopilot.status_line(),
         consent=sup.book.consent,
         consent_asked=sup.book.consent_asked,
-        terminals=tuple(_terminal(sup, w, now, limits, _tokens(sup, w, cache))
-                        for w in sorted(sup.watched.values(), key=lambda w: w.key)),
+        terminals=tuple(_terminal(sup, w, now, limits, _tokens(sup, w, cache),
+                                  host_of(sup, w.key))
+                        for w in sorted(sup.watched.values(), key=lambda w: (
+                            host_of(sup, w.key) != "local", host_of(sup, w.key), w.key))),
         decisions=cache.decisions,
         activity=cache.rows,
         settings=SettingsView(config.autopilot, config.ask_to_continue, config.diagnosis,
@@ -134,11 +137,27 @@ def build_view(sup: ViewSource) -> View:
         problems=sup.settings.problems,
         at=now,
         limits=limits,
+        hosts=_hosts(sup),
     )
 
 
+def host_of(sup: ViewSource, key: str) -> str:
+    """The host a terminal runs on (`local` unless the loop watches remote hosts)."""
+    hosts = getattr(sup, "hosts", None)
+    remote = hosts.host_of(key) if hosts is not None else None
+    return remote.host.name if remote is not None else "local"
+
+
+def _hosts(sup: ViewSource) -> tuple[HostView, ...]:
+    hosts = getattr(sup, "hosts", None)
+    if hosts is None:
+        return ()
+    return tuple(HostView(name, r.link.state, r.link.problem)
+                 for name, r in sorted(hosts.remotes.items()))
+
+
 def _terminal(sup: ViewSource, w: Watched, now: float, limits: Limits,
-              tokens: str = "") -> TerminalView:
+              tokens: str = "", host: str = "local") -> TerminalView:
     pane = w.state.terminal
     dead = w.agent_pid is None and bool(w.timeline) and w.timeline[-1][1] == "exited"
     state = "exited" if dead else (w.screen.state.value if w.screen else "unknown")
@@ -152,7 +171,7 @@ def _terminal(sup: ViewSource, w: Watched, now: float, limits: Limits,
         last_activity=w.last_output_wall or None, timeline=tuple(w.timeline),
         task=w.state.task, seat=seat.name if seat else None, note=_note(w, now, limits),
         waiting_on_you=inc is not None and inc.phase in (Phase.HOLD, Phase.STOPPED),
-        tokens=tokens)
+        tokens=tokens, host=host)
 
 
 def _tokens(sup: ViewSource, w: Watched, cache: ViewCache) -> str:

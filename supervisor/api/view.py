@@ -66,6 +66,7 @@ class TerminalView:
     seat: str | None = None
     note: str = ""                # what Autopilot is doing about it, if anything
     waiting_on_you: bool = False  # Autopilot holds its incident for a person
+    host: str = "local"           # the machine it runs on ("gpu1" for a remote host)
     tokens: str = ""              # "1.6M tokens · $0.42" when its CLI records usage
 
     @property
@@ -113,6 +114,15 @@ class SettingsView:
 
 
 @dataclass(frozen=True, slots=True)
+class HostView:
+    """A remote host's connection, as the dashboard shows it."""
+
+    name: str
+    state: str                    # "connecting" | "up" | "down"
+    problem: str = ""             # why it is down, one line
+
+
+@dataclass(frozen=True, slots=True)
 class View:
     server: str = ""
     mode: str = "off"                             # "on" | "paused" | "off"
@@ -129,6 +139,7 @@ class View:
     problems: tuple[str, ...] = ()                # one-line config/provider problems
     at: float = 0.0
     limits: Limits = Limits()
+    hosts: tuple[HostView, ...] = ()              # remote hosts (none: only this machine)
 
     @property
     def tray_status(self) -> TrayStatus:

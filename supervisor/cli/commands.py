@@ -13,6 +13,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pitcrew.supervisor.adapters.clock import local_zone, now_utc
 from pitcrew.supervisor.cli import doctor as doctor_mod
+from pitcrew.supervisor.cli import host_cmds
 from pitcrew.supervisor.core.classifier import classify as classify_screen
 from pitcrew.supervisor.core.classifier import explain as explain_screen
 from pitcrew.supervisor.core.errors import PitcrewError
@@ -45,6 +46,14 @@ def _dump(data: object) -> None:
 
 def status(args: argparse.Namespace) -> int:
     ctx = _context(args)
+    only = getattr(args, "host", None)
+    if ctx.config.hosts or only not in (None, "local"):   # with remote hosts: a HOST column
+        remotes = host_cmds.remote_scans(ctx.config.hosts, ctx.active_providers, only)
+        running = only not in (None, "local") or ctx.tmux.server_alive()
+        local = (scan(ctx.tmux, ctx.active_providers, now_utc(), local_zone()) if running
+                 else []) if only in (None, "local") else None
+        host_cmds.print_status(local, ctx.tmux.label, running, remotes, args.json, _row)
+        return 0
     if not ctx.tmux.server_alive():
         if args.json:
             _dump({"server": ctx.tmux.label, "server_running": False, "terminals": []})

@@ -14,7 +14,14 @@ from collections.abc import Sequence
 
 from pitcrew.supervisor import __version__
 from pitcrew.supervisor.adapters.display import has_display
-from pitcrew.supervisor.cli import autopilot_cmds, commands, report_cmd, secret_cmds, team_cmds
+from pitcrew.supervisor.cli import (
+    autopilot_cmds,
+    commands,
+    host_cmds,
+    report_cmd,
+    secret_cmds,
+    team_cmds,
+)
 from pitcrew.supervisor.cli.logs import setup_logging
 from pitcrew.supervisor.core.errors import PitcrewError
 
@@ -97,6 +104,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("status", help="list every agent terminal and its state")
     p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--host", metavar="NAME", help="only this host (`local`, or a name from "
+                   "`pitcrew hosts list`)")
     p.set_defaults(func=commands.status)
 
     p = sub.add_parser("classify", help="classify a screen's text (file or stdin)")
@@ -126,6 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     report_cmd.register(sub)
     secret_cmds.register(sub)
+    host_cmds.register(sub)
     return parser
 
 

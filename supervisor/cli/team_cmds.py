@@ -9,7 +9,9 @@ import uuid
 
 from pitcrew.supervisor.adapters import checker_cli as checkers
 from pitcrew.supervisor.api.commands import Bind, ChangeState, Rerun, Send
+from pitcrew.supervisor.cli import host_cmds
 from pitcrew.supervisor.cli.autopilot_cmds import _state_command, lock_for
+from pitcrew.supervisor.cli.host_cmds import remote_key
 from pitcrew.supervisor.core.errors import PitcrewError
 from pitcrew.supervisor.core.seats import parse_choice
 from pitcrew.supervisor.service.app_context import AppContext, load_context
@@ -81,7 +83,10 @@ def rerun(args: argparse.Namespace) -> int:
 
 
 def resolve_ref(ctx: AppContext, ref: str) -> str:
-    """The terminal key of the agent terminal `ref` names; raises NoSuchTerminal."""
+    """The terminal key of the agent terminal `ref` names; raises NoSuchTerminal. A remote
+    host's terminal key (`gpu1:%3`) is taken as it is: the running Pitcrew knows its panes."""
+    if (remote := remote_key(ctx.config.hosts, ref)) is not None:
+        return remote
     found = find_terminal(ctx.tmux, ctx.active_providers, ref)
     return terminal_key(found.server, found.pane_id)
 
@@ -186,11 +191,17 @@ def launch(args: argparse.Namespace) -> int:
     provider = ctx.registry.get(choice.provider)
     if provider is None:
         raise PitcrewError(f"seat {seat.name}: no provider named {choice.provider!r}")
+    session = args.session or seat.session or seat.name
+    argv = launch_argv(provider, choice)
+    if seat.host:
+        pane = host_cmds.launch_remote(ctx.config.hosts, seat, session, argv, choice.provider)
+        _state_command(ctx, Bind(seat.name, pane), queue_only=True)
+        print(f"Launched {provider.display_name} for seat {seat.name} on {seat.host} in "
+              f"{session} ({pane}).")
+        return 0
     cwd = os.path.expanduser(seat.cwd)
     if not os.path.isdir(cwd):
         raise PitcrewError(f"seat {seat.name}: {cwd} is not a directory")
-    session = args.session or seat.session or seat.name
-    argv = launch_argv(provider, choice)
     tmux = ctx.tmux
     if tmux.has_session(session):
         pane = tmux.new_window(session, argv, cwd, name=f"{seat.name}-{choice.provider}")

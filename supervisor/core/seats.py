@@ -37,6 +37,7 @@ class Seat:
     brief: str | None = None
     session: str | None = None      # tmux session its windows open in (default: the seat name)
     timeouts: Overrides = ()        # this seat's task timeouts (core.timeouts), over the rest
+    host: str | None = None         # the remote host `pitcrew launch` opens it on (core/hosts)
 
     @property
     def agents(self) -> tuple[AgentChoice, ...]:
@@ -81,7 +82,8 @@ def parse_seats(raw: Any, where: str, known: Sequence[str] | None = None
 
 
 def _seat(item: dict[str, Any], known: Sequence[str] | None) -> Seat:
-    unknown = set(item) - {"name", "cwd", "primary", "backups", "brief", "session", "timeouts"}
+    unknown = set(item) - {"name", "cwd", "primary", "backups", "brief", "session", "timeouts",
+                           "host"}
     if unknown:
         raise ValueError(f"{sorted(unknown)[0]}: unknown key")
     name = item.get("name")
@@ -111,4 +113,8 @@ def _seat(item: dict[str, Any], known: Sequence[str] | None) -> Seat:
         timeouts, problems = parse_overrides(item["timeouts"])
         if problems:
             raise ValueError(f"timeouts: {problems[0]}")
-    return Seat(name, cwd, primary, backups, brief, session, timeouts)
+    host = item.get("host")
+    if host is not None and not isinstance(host, str):
+        raise ValueError("host: expected a host name from [[hosts]]")
+    return Seat(name, cwd, primary, backups, brief, session, timeouts,
+                None if host in (None, "", "local") else host)

@@ -86,6 +86,10 @@ class Discovery:
     def server(self) -> str:
         return self.tmux.label
 
+    def key(self, pane_id: str) -> str:
+        """`<server>:%3`; a remote host's pane id already is its key (`gpu1:%3`)."""
+        return pane_id if ":" in pane_id else f"{self.server}:{pane_id}"
+
     def launches(self) -> Mapping[str, LaunchContext]:
         return {k: w.launch for k, w in self.watched.items() if w.launch is not None}
 
@@ -95,10 +99,10 @@ class Discovery:
         self.sync_sessions({p.session_name for p in panes})
         seen = set()
         for pane in panes:
-            seen.add(f"{self.server}:{pane.pane_id}")
+            seen.add(self.key(pane.pane_id))
             self.inspect(pane)
         for key in list(self.watched):
-            if key not in seen:
+            if key not in seen and key.startswith(f"{self.server}:"):   # this server's only
                 log.info("%s: pane closed", key)
                 if self.watched[key].state.incident is not None and self.server_id():
                     # the pane alone closed: its incident ends with a row, never silently (a
@@ -110,11 +114,11 @@ class Discovery:
     def rescan_pane(self, pane_id: str) -> None:
         pane = self.tmux.pane(pane_id)
         if pane is not None:
-            self.seen.pop(f"{self.server}:{pane_id}", None)   # asked to look: look afresh
+            self.seen.pop(self.key(pane_id), None)   # asked to look: look afresh
             self.inspect(pane)
 
     def inspect(self, pane: PaneInfo) -> None:
-        key = f"{self.server}:{pane.pane_id}"
+        key = self.key(pane.pane_id)
         w = self.watched.get(key)
         signature = (pane.pid, pane.current_command, pane.dead)
         known = w is None or (w.agent_pid is not None and w.agent_pid in self.exits.watched())
@@ -143,7 +147,7 @@ class Discovery:
                      proc: processes.ProcInfo) -> Watched:
         saved = self.saved(key)
         state = saved if saved is not None and saved.agent == provider.display_name else (
-            TerminalState(terminal=f"{pane.session_name}:{pane.pane_id}",
+            TerminalState(terminal=_label(pane),
                           agent=provider.display_name, project=proc.cwd or pane.current_path))
         w = Watched(key, pane.pane_id, provider, state, proc.cwd or pane.current_path,
                     last_output=self.clock.mono(),  # quiet counts from when we started
@@ -214,6 +218,14 @@ class Discovery:
         self.watched[key] = w
         log.info("%s: picking up the open incident for %s", key, provider.display_name)
         self.check_server(w)
+
+
+def _label(pane: PaneInfo) -> str:
+    """How the ledger and messages name the terminal: `work:%3`, or `gpu1:work:%3` for a
+    pane on a remote host (whose pane id is `gpu1:%3`)."""
+    host, _, pane_id = pane.pane_id.rpartition(":")
+    return f"{host}:{pane.session_name}:{pane_id}" if host else \
+        f"{pane.session_name}:{pane.pane_id}"
 
 
 def _confirming(w: Watched | None) -> bool:

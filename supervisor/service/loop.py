@@ -12,6 +12,7 @@ watch` and the tray app run this same class.
 from __future__ import annotations
 
 import contextlib
+import copy
 import logging
 import os
 import queue
@@ -29,11 +30,12 @@ from pitcrew.supervisor.adapters.exits import ExitWatcher
 from pitcrew.supervisor.adapters.notifier import Gate
 from pitcrew.supervisor.adapters.processes import LaunchStyle
 from pitcrew.supervisor.adapters.scheduler import JobScheduler
+from pitcrew.supervisor.adapters.ssh import control_dir
 from pitcrew.supervisor.api.build import ViewCache, build_view
 from pitcrew.supervisor.api.commands import Command, parse
 from pitcrew.supervisor.api.view import View
 from pitcrew.supervisor.core.autopilot import restore
-from pitcrew.supervisor.core.errors import TmuxNotFound, TmuxTimeout
+from pitcrew.supervisor.core.errors import TmuxError, TmuxNotFound, TmuxTimeout
 from pitcrew.supervisor.core.policy import RestartPolicy
 from pitcrew.supervisor.core.records import Badge, Decision, Phase, Superseded, Tick
 from pitcrew.supervisor.core.settings import Mode
@@ -59,9 +61,18 @@ from pitcrew.supervisor.service.events import (
     Topology,
     Wakeup,
 )
+from pitcrew.supervisor.service.hosts import (
+    HostEvent,
+    HostGate,
+    Hosts,
+    Remote,
+    RoutedReader,
+    RoutedRelauncher,
+    RoutedTmux,
+)
 from pitcrew.supervisor.service.identity import ServerWatch
 from pitcrew.supervisor.service.inbox import Inbox
-from pitcrew.supervisor.service.observing import AT_REST, Observer, session_file
+from pitcrew.supervisor.service.observing import AT_REST, Observer, session_file, session_of
 from pitcrew.supervisor.service.reading import Reader
 from pitcrew.supervisor.service.relaunching import Relauncher
 from pitcrew.supervisor.service.reruns import Reruns
@@ -153,18 +164,25 @@ class Supervisor:
         """Each part gets the ports it uses, never this object."""
         app, clock, book = self.app, self.clock, self.book
         config = self.settings.current
-        self.reader = Reader(self.tmux, clock, processes.is_alive, local_zone)
-        self.relauncher = Relauncher(self.tmux, processes.stop_tree, processes.environ,
-                                     processes.shell_at_prompt, processes.is_alive)
-        self.effects = Effects(self.tmux, self.reader, self.scheduler, clock, self.ledger,
-                               self.gate, self.relauncher, self.watched, self.post)
+        self.hosts = Hosts(app.config.hosts, control_dir(app.paths.runtime_dir)
+                           if app.config.hosts else app.paths.runtime_dir, self.post,
+                           self.changed, self.watched, clock.mono)
+        tmux = RoutedTmux(self.tmux, self.hosts) if self.hosts.remotes else self.tmux
+        gate = HostGate(self.gate, self.hosts) if self.hosts.remotes else self.gate
+        self.reader = RoutedReader(tmux, clock, processes.is_alive, local_zone)
+        self.reader.hosts = self.hosts
+        self.relauncher = RoutedRelauncher(tmux, processes.stop_tree, processes.environ,
+                                           processes.shell_at_prompt, processes.is_alive)
+        self.relauncher.hosts = self.hosts
+        self.effects = Effects(tmux, self.reader, self.scheduler, clock, self.ledger,
+                               gate, self.relauncher, self.watched, self.post)
         self.relauncher.type_line = self.effects.type_line
         self.deliveries = Deliveries(self.watched, self.reader, self.effects, self.scheduler,
                                      clock, book.save, self.policy,
                                      delivery_store.load(book.extra("deliveries")).values(),
                                      self.typed_before)
-        self.seats = SeatBook(lambda: config().seats, app.registry, self.tmux, clock,
-                              self.ledger, self.gate, book.save,
+        self.seats = SeatBook(lambda: config().seats, app.registry, tmux, clock,
+                              self.ledger, gate, book.save,
                               lambda key, text: self.deliveries.queue(key, text, kind="brief"),
                               self.effects.look_again, book.extra("seats"),
                               relieve=lambda w, why: self.post(Report(w.key, Superseded(why))))
@@ -173,7 +191,7 @@ class Supervisor:
                                           self.policy, off_for_launch,
                                           seat_of=self.seats.seat_of)
         self.diagnoses = Diagnoses(self.watched, self.reader, self.post, clock, self.ledger,
-                                   self.gate, config, app.registry, lambda: book.consent,
+                                   gate, config, app.registry, lambda: book.consent,
                                    self.autopilot.feed, self.seats.fail_over,
                                    self.deliveries.postpone, self.seats.seated, local_zone)
         self.effects.fail_over = self.seats.fail_over
@@ -182,9 +200,10 @@ class Supervisor:
         self.observer = Observer(self.reader, clock, self.autopilot.feed, self.changed, config,
                                  lambda w, quiet_for: self.diagnoses.start(
                                      w, origin="quiet", quiet_for=quiet_for),
-                                 self.tmux.pane, self.tmux.kill_pane, self.close_dead_pane,
+                                 tmux.pane, tmux.kill_pane, self.close_dead_pane,
                                  processes.shell_at_prompt,
-                                 lambda key: key in self.effects.pending_enter)
+                                 lambda key: key in self.effects.pending_enter,
+                                 lambda w: self.hosts.session_of(w, session_of))
         self.watchdog = Watchdog(clock, config, self.seats.seat_of, self.autopilot.feed,
                                  self.observer.went_quiet, self.diagnoses.start, session_file,
                                  transcripts.read_steps, transcripts.size_of,
@@ -206,6 +225,25 @@ class Supervisor:
         self.inbox = Inbox(self.watched, lambda: self.tmux.label, clock, self.settings, book,
                            self.autopilot, self.deliveries, self.seats, self.reruns,
                            self.changed)
+        self.hosts.build(self.remote_parts)
+
+    def remote_parts(self, remote: Remote) -> tuple[Discovery, Reader, Relauncher]:
+        """A remote host's discovery, reader and relauncher: the local ones' logic over the
+        host's tmux and process reads (service/hosts.py)."""
+        procs, clock = remote.procs, self.clock
+        observer = copy.copy(self.observer)       # the same observer, the host's shells
+        observer.at_prompt = procs.shell_at_prompt
+        discovery = Discovery(remote.tmux, clock, self.watched, self.active_providers,
+                              remote.exits, self.autopilot.feed, self.book.saved,
+                              self.launches.get, lambda: remote.servers.ident,
+                              lambda sessions: self.hosts.sync_sessions(remote, sessions),
+                              self.changed, observer.gone_while_confirming,
+                              find=procs.find_agent, capture=procs.launch_context,
+                              is_alive=procs.is_alive)
+        reader = Reader(remote.tmux, clock, procs.is_alive, local_zone)
+        relauncher = Relauncher(remote.tmux, procs.stop_tree, procs.environ,
+                                procs.shell_at_prompt, procs.is_alive)
+        return discovery, reader, relauncher
 
     def agent_running(self, w: Watched) -> bool:
         pane = self.tmux.pane(w.pane_id)
@@ -280,6 +318,7 @@ class Supervisor:
     def rescan(self) -> None:
         self.servers.refresh()
         self.discovery.rescan()
+        self.hosts.rescan()
 
     # -- the loop -------------------------------------------------------------------------
 
@@ -287,6 +326,7 @@ class Supervisor:
         log.info("Autopilot: %s", self.status_line())
         self.aps.start()
         self.exits.start()
+        self.hosts.start()
         self.start()
         try:
             while not stop.is_set():
@@ -366,6 +406,7 @@ class Supervisor:
         self.diagnoses.shutdown()
         for client in self.controls.values():
             client.stop()
+        self.hosts.stop()
         self.exits.stop()
         with contextlib.suppress(Exception):
             self.aps.shutdown(wait=False)
@@ -374,7 +415,7 @@ class Supervisor:
     def handle(self, event: object) -> None:
         match event:
             case Output(pane_id=pane_id, at=at):
-                w = self.watched.get(f"{self.server}:{pane_id}")
+                w = self.watched.get(self.discovery.key(pane_id))
                 if w is not None:
                     w.last_output, w.dirty, w.quiet_reported = at, True, False
                     wall = self.clock.wall()
@@ -385,6 +426,8 @@ class Supervisor:
                 self.discovery.rescan_pane(pane_id)
             case Topology() | Rescan(pane_id=None):
                 self.rescan()
+            case HostEvent():
+                self.hosts.handle(event)
             case ControlGone(session=session):
                 self.controls.pop(session, None)
                 self.rescan()
@@ -411,11 +454,20 @@ class Supervisor:
         w = self.watched.get(key)
         if w is None:
             return
-        self.discovery.rescan_pane(w.pane_id)   # the user may have restarted it by hand
-        w = self.watched.get(key)
-        if w is None:
+        parts = self.hosts.parts_for(key, self.discovery, self.servers, processes.is_alive)
+        if parts is None:
+            return          # the host is down: woken again when it is back (service/hosts.py)
+        discovery, servers, alive = parts
+        try:
+            discovery.rescan_pane(w.pane_id)   # the user may have restarted it by hand
+            w = self.watched.get(key)
+            if w is None:
+                return
+            why = servers.changed_for(w, alive)
+        except TmuxError as exc:      # a remote link that dropped just now
+            log.info("%s: %s", key, exc)
             return
-        if (why := self.servers.changed_for(w, processes.is_alive)) is not None:
+        if why is not None:
             self.autopilot.feed(w, Superseded(why))
             return
         reading = self.reader.read(w)

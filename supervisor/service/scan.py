@@ -40,13 +40,16 @@ class Terminal:
     dead: bool
     dead_status: int | None
     screen: Classification | None
+    host: str = "local"           # the machine it runs on (core/hosts.py)
 
     @property
     def state(self) -> str:
         return self.screen.state.value if self.screen else ScreenState.UNKNOWN.value
 
     def to_json(self) -> dict[str, object]:
+        where = {} if self.host == "local" else {"host": self.host}   # local rows as before
         return {
+            **where,
             "server": self.server,
             "pane": self.pane_id,
             "target": self.target,

@@ -142,7 +142,9 @@ class SeatBook:
         assert provider is not None
         pane = self.tmux.pane(w.pane_id)
         session = pane.session_name if pane is not None else (seat.session or seat.name)
-        cwd = os.path.expanduser(seat.cwd)
+        host = w.pane_id.rpartition(":")[0]   # a remote host's pane (`gpu1:%3`): open there
+        cwd = seat.cwd if host else os.path.expanduser(seat.cwd)   # `~` is the host's own
+        session = f"{host}:{session}" if host else session
         self._switching.add(w.key)
         try:
             new_pane = self.tmux.new_window(session, launch_argv(provider, backup), cwd,
@@ -153,7 +155,7 @@ class SeatBook:
             log.error("seat %s: could not start %s: %s", seat.name, backup.label(), exc)
             self._switching.discard(w.key)
             return
-        new_key = f"{self.tmux.label}:{new_pane}"
+        new_key = new_pane if ":" in new_pane else f"{self.tmux.label}:{new_pane}"
         self.holders[seat.name] = backup.label()
         self.terminals[new_key] = seat.name
         text = self.task_brief(w, seat, provider, reason)

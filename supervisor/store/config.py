@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from pitcrew.supervisor.core.hosts import Host, parse_hosts
 from pitcrew.supervisor.core.loops import DEFAULT_RULE, LoopRule
 from pitcrew.supervisor.core.seats import AgentChoice, Seat, parse_choice, parse_seats
 from pitcrew.supervisor.core.timeouts import Overrides, Timeouts, parse_overrides, resolve
@@ -90,6 +91,14 @@ max_period = 4
 # primary = "claude:opus"
 # backups = ["codex", "gemini:gemini-2.5-pro"]
 # brief = "You own the API service: keep the tests green."
+# host = "gpu1"            # `pitcrew launch api` opens it on this remote host ([[hosts]])
+
+# Remote hosts: tmux on other machines, watched over one ssh connection each.
+# [[hosts]]
+# name = "gpu1"
+# ssh = "me@gpu1"          # anything `ssh` accepts: an alias, `-J jump me@gpu1`, `-p 2222 …`
+# tmux_socket = ""         # "" = the remote user's default tmux server
+# enabled = true
 """
 
 
@@ -107,6 +116,7 @@ class Config:
     checker_timeout: float = 60.0       # one checker's wall-clock budget (5–600 s)
     chain_timeout: float = 150.0        # a whole diagnosis' budget (10–1800 s)
     seats: tuple[Seat, ...] = ()
+    hosts: tuple[Host, ...] = ()
     timeouts: Overrides = ()            # [timeouts]: over quiet_after and the defaults
     provider_timeouts: tuple[tuple[str, Overrides], ...] = ()   # [timeouts.<provider>]
     loops: bool = True
@@ -175,8 +185,17 @@ def load_config(path: Path) -> LoadedConfig:
         errors.extend(timeout_errors)
     elif "timeouts" in data:
         errors.append(f"{where}: timeouts: expected a table; using defaults")
+    if "hosts" in data:
+        hosts, host_errors = parse_hosts(data["hosts"], where)
+        errors.extend(host_errors)
+        config = replace(config, hosts=hosts)
+    names = {h.name for h in config.hosts}
+    errors.extend(f"{where}: seats: {s.name}: host: no host named {s.host!r} in [[hosts]]; "
+                  "the seat is skipped" for s in config.seats if s.host and s.host not in names)
+    config = replace(config, seats=tuple(s for s in config.seats
+                                         if not s.host or s.host in names))
     for section, table in data.items():
-        if section in ("seats", "timeouts"):
+        if section in ("seats", "timeouts", "hosts"):
             continue
         known = {k for (s, k) in _FIELDS if s == section}
         if not known:

@@ -30,6 +30,7 @@ from pitcrew.supervisor.api.commands import (
 from pitcrew.supervisor.api.view import (
     CheckerView,
     DecisionView,
+    HostView,
     SettingsView,
     TerminalView,
     View,
@@ -385,6 +386,21 @@ def test_agents_overview_rows_and_empty_state(qtbot: QtBot, dash: Dashboard) -> 
     assert row.state.text() == "Crashed" and row.last.text() == "2 h ago"
     assert row.session.text() == "00000003…" and row.session.toolTip() == t.session_id
     assert row.note.isVisible() and row.note.text() == "Resuming in 20 s"
+
+
+def test_remote_hosts_show_their_connection_and_rows_come_grouped_by_host(
+        qtbot: QtBot, dash: Dashboard) -> None:
+    dash.show_view(make_view(terminals=(terminal(1),)))
+    assert not dash.agents.hosts.isVisible()          # only this machine: nothing new shown
+    remote = dataclasses.replace(terminal(2), key="gpu1:%2", target="gpu1:work:%2",
+                                 host="gpu1")
+    dash.show_view(make_view(terminals=(terminal(1), remote), hosts=(
+        HostView("gpu1", "up"), HostView("vm", "down", "Connection refused"))))
+    assert dash.agents.hosts.isVisible()
+    assert dash.agents.hosts.text() == ("Hosts: this machine 1 · gpu1 up 1 · "
+                                        "vm down (Connection refused)")
+    assert dash.agents.rows["gpu1:%2"].target.toolTip() == "gpu1:%2"
+    assert dash.agents._order == ("default:%1", "gpu1:%2")
 
 
 def test_identical_view_twice_does_not_rebuild(qtbot: QtBot, dash: Dashboard) -> None:
