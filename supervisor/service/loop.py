@@ -4,15 +4,15 @@ Events arrive from tmux control-mode clients (output, panes appearing), the exit
 agent process is gone), scheduler jobs (a wait is over, a delivery is due, the Enter after a
 typed line), diagnoses finishing, hook reports and commands. Between events the loop reads
 screens that changed, checks running tasks against their timeouts and for loops
-(`service/watchdog.py`), and every few seconds re-lists panes as a fallback. `Supervisor`
-wires the parts together, each with the narrow ports it uses (`service/ports.py`); `pitcrew
-watch` and the tray app run this same class.
+(`service/watchdog.py`), and every few seconds re-lists panes as a fallback
+(`service/housekeeping.py`); a start picks up what state.json holds (`service/startup.py`).
+`Supervisor` wires the parts together, each with the narrow ports it uses
+(`service/ports.py`); `pitcrew watch` and the tray app run this same class.
 """
 
 from __future__ import annotations
 
 import contextlib
-import copy
 import logging
 import os
 import queue
@@ -23,7 +23,7 @@ from typing import Any
 from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.schedulers.base import BaseScheduler
 
-from pitcrew.supervisor.adapters import leftovers, processes, transcripts
+from pitcrew.supervisor.adapters import processes, transcripts
 from pitcrew.supervisor.adapters.clock import SystemClock, local_zone
 from pitcrew.supervisor.adapters.control import ControlClient
 from pitcrew.supervisor.adapters.exits import ExitWatcher
@@ -32,12 +32,11 @@ from pitcrew.supervisor.adapters.processes import LaunchStyle
 from pitcrew.supervisor.adapters.scheduler import JobScheduler
 from pitcrew.supervisor.adapters.ssh import control_dir
 from pitcrew.supervisor.api.build import ViewCache, build_view
-from pitcrew.supervisor.api.commands import Command, parse
+from pitcrew.supervisor.api.commands import Command
 from pitcrew.supervisor.api.view import View
-from pitcrew.supervisor.core.autopilot import restore
-from pitcrew.supervisor.core.errors import TmuxError, TmuxNotFound, TmuxTimeout
+from pitcrew.supervisor.core.errors import TmuxNotFound, TmuxTimeout
 from pitcrew.supervisor.core.policy import RestartPolicy
-from pitcrew.supervisor.core.records import Badge, Decision, Phase, Superseded, Tick
+from pitcrew.supervisor.core.records import Badge, Phase, Superseded
 from pitcrew.supervisor.core.settings import Mode
 from pitcrew.supervisor.service import deliveries as delivery_store
 from pitcrew.supervisor.service import launches as launch_store
@@ -65,39 +64,34 @@ from pitcrew.supervisor.service.hosts import (
     HostEvent,
     HostGate,
     Hosts,
-    Remote,
     RoutedReader,
     RoutedRelauncher,
     RoutedTmux,
 )
+from pitcrew.supervisor.service.housekeeping import Housekeeping
 from pitcrew.supervisor.service.identity import ServerWatch
 from pitcrew.supervisor.service.inbox import Inbox
-from pitcrew.supervisor.service.observing import AT_REST, Observer, session_file, session_of
-from pitcrew.supervisor.service.reading import Reader
-from pitcrew.supervisor.service.relaunching import Relauncher
+from pitcrew.supervisor.service.observing import Observer, session_file, session_of
+from pitcrew.supervisor.service.remote_parts import RemoteParts
 from pitcrew.supervisor.service.reruns import Reruns
 from pitcrew.supervisor.service.seats import SeatBook
 from pitcrew.supervisor.service.settings import Settings
+from pitcrew.supervisor.service.startup import Startup
 from pitcrew.supervisor.service.statebook import StateBook
+from pitcrew.supervisor.service.waking import Waker
 from pitcrew.supervisor.service.watchdog import Watchdog
-from pitcrew.supervisor.service.watched import Watched, is_ready
+from pitcrew.supervisor.service.watched import Watched
 from pitcrew.supervisor.store import state_store
 from pitcrew.supervisor.store.ledger import Ledger
 from pitcrew.supervisor.store.spool import Spool
 
 log = logging.getLogger("pitcrew")
 
-READ_EVERY = 1.0        # seconds: at most one screen read per changing pane per second
-READ_BUDGET = 0.1       # seconds of screen reads per pass while events wait
 HOUSEKEEPING_EVERY = 0.25   # … and such a pass at least this often while events keep coming
-RESCAN_EVERY = 10.0     # seconds: fallback re-listing of panes (events cover the rest)
-NO_SERVER_RESCAN_EVERY = 1.0   # … and while no session exists (no control client to say)
 LOOP_TICK = 0.25
-DELIVERY_SWEEP_EVERY = 5.0   # seconds: re-check deliveries even without a job
 PUBLISH_EVERY = 0.2     # seconds: at most five views a second for a UI
 REPUBLISH_EVERY = 5.0   # … and one anyway now and then ("3 min ago" moves on)
 TMUX_RETRY = 2.0          # seconds: an event tmux did not answer for is tried again then
-RECORD_RETRY_EVERY = 2.0  # seconds: retry a data folder that refused a write
 COMMAND_MAX_AGE = 3600.0  # seconds: older queued commands are not replayed by a first start
 
 __all__ = ["Stop", "Supervisor"]
@@ -146,17 +140,24 @@ class Supervisor:
         offset = _int(self.book.extra("commands_offset"))
         self.commands = Spool(app.paths.data_dir / "commands.jsonl",
                               offset=0 if offset is None else offset)
-        self._commands_since = self.clock.wall() - COMMAND_MAX_AGE if offset is None else None
         self.book.parts.update(deliveries=self.deliveries.to_json, seats=self.seats.to_json,
                                commands_offset=lambda: self.commands.offset)
         self.hooks = Spool(app.paths.data_dir / "hook-events.jsonl")
-        self._last_delivery_sweep = -1e9
-        self.book.parts["launch"] = self.launch_json
+        self.startup = Startup(str(app.paths.data_dir), self.watched, self.clock, self.ledger,
+                               self.book, self.launches, lambda: self.server, self.rescan,
+                               self.effects.finish_typed, self.autopilot.run,
+                               self.deliveries.restore)
+        self.housekeeper = Housekeeping(
+            self.clock, self.watched, lambda: not self.events.empty(),
+            lambda: bool(self.controls), lambda: self.discovery.last_rescan, self.rescan,
+            self.ledger, self.book, self.autopilot, self.inbox, self.commands,
+            self.clock.wall() - COMMAND_MAX_AGE if offset is None else None, self.hooks,
+            self.deliveries, self.reruns, self.observer, self.watchdog)
+        self.book.parts["launch"] = self.startup.launch_json
         self.book.parts["reruns"] = self.reruns.to_json
         self.book.parts["typed"] = self.effects.typed_json
         self.effects.persist = self.book.save
         self.autopilot.can_record = lambda: not self.ledger.failing
-        self._last_record_retry = -1e9
         self._tmux_trouble: str | None = None
         self._housekept = -1e9
 
@@ -225,25 +226,11 @@ class Supervisor:
         self.inbox = Inbox(self.watched, lambda: self.tmux.label, clock, self.settings, book,
                            self.autopilot, self.deliveries, self.seats, self.reruns,
                            self.changed)
-        self.hosts.build(self.remote_parts)
-
-    def remote_parts(self, remote: Remote) -> tuple[Discovery, Reader, Relauncher]:
-        """A remote host's discovery, reader and relauncher: the local ones' logic over the
-        host's tmux and process reads (service/hosts.py)."""
-        procs, clock = remote.procs, self.clock
-        observer = copy.copy(self.observer)       # the same observer, the host's shells
-        observer.at_prompt = procs.shell_at_prompt
-        discovery = Discovery(remote.tmux, clock, self.watched, self.active_providers,
-                              remote.exits, self.autopilot.feed, self.book.saved,
-                              self.launches.get, lambda: remote.servers.ident,
-                              lambda sessions: self.hosts.sync_sessions(remote, sessions),
-                              self.changed, observer.gone_while_confirming,
-                              find=procs.find_agent, capture=procs.launch_context,
-                              is_alive=procs.is_alive)
-        reader = Reader(remote.tmux, clock, procs.is_alive, local_zone)
-        relauncher = Relauncher(remote.tmux, procs.stop_tree, procs.environ,
-                                procs.shell_at_prompt, procs.is_alive)
-        return discovery, reader, relauncher
+        self.waker = Waker(self.watched, self.hosts, self.discovery, self.servers,
+                           processes.is_alive, self.reader, self.autopilot.feed)
+        self.hosts.build(RemoteParts(clock, self.watched, self.active_providers,
+                                     self.autopilot.feed, book.saved, self.launches.get,
+                                     self.hosts.sync_sessions, self.changed, self.observer))
 
     def agent_running(self, w: Watched) -> bool:
         pane = self.tmux.pane(w.pane_id)
@@ -355,7 +342,7 @@ class Supervisor:
             mono = self.clock.mono()
             if self.events.empty() or mono - self._housekept >= HOUSEKEEPING_EVERY:
                 self._housekept = mono
-                self.housekeeping()
+                self.housekeeper.run()
         except (TmuxTimeout, TmuxNotFound) as exc:
             if self._tmux_trouble is None:
                 log.error("%s; keeping what is known and trying again", exc)
@@ -368,38 +355,8 @@ class Supervisor:
             self._tmux_trouble = None
 
     def start(self) -> None:
-        """What a (re)start picks up: the panes, the waits in state.json, queued messages;
-        and checkers a killed Pitcrew left running are stopped."""
-        os.environ[leftovers.OWNER_VAR] = str(self.app.paths.data_dir)
-        leftovers.sweep(os.environ[leftovers.OWNER_VAR])
-        self.rescan()
-        self.effects.finish_typed(self.book.extra("typed"))   # a line typed, Enter not pressed
-        for w in self.watched.values():
-            self.autopilot.run(w, restore(w.state, self.clock.wall()))
-        self.close_lost_incidents()
-        self.deliveries.restore()
-
-    def close_lost_incidents(self) -> None:
-        """Open incidents in state.json whose pane is not there any more: closed, with a
-        ledger row saying why — never silently lost, never acted on elsewhere."""
-        for key, state in list(self.book.snapshot.terminals.items()):
-            inc = state.incident
-            if key in self.watched or inc is None or not key.startswith(f"{self.server}:"):
-                continue
-            self.ledger.append(Decision(
-                Badge.SKIPPED, self.clock.wall(), state.terminal, state.agent, inc.prompt,
-                state.project, inc.trigger, "did not act: the pane is gone (closed, or the "
-                "tmux server restarted); the incident is closed", inc.attempts, {}))
-            log.info("%s: closed the incident of a pane that is gone", key)
-            self.launches.pop(key, None)
-            self.book.forget(key)
-
-    def launch_json(self) -> dict[str, Any]:
-        """How each agent was started, for state.json (kept for panes not seen right now)."""
-        for key, w in self.watched.items():
-            if w.launch is not None:
-                self.launches[key] = w.launch
-        return {key: ctx.to_json() for key, ctx in self.launches.items()}
+        """What a (re)start picks up (service/startup.py)."""
+        self.startup.start()
 
     def shutdown(self) -> None:
         self.effects.flush()
@@ -451,85 +408,10 @@ class Supervisor:
                 self.wake(key)
 
     def wake(self, key: str) -> None:
-        w = self.watched.get(key)
-        if w is None:
-            return
-        parts = self.hosts.parts_for(key, self.discovery, self.servers, processes.is_alive)
-        if parts is None:
-            return          # the host is down: woken again when it is back (service/hosts.py)
-        discovery, servers, alive = parts
-        try:
-            discovery.rescan_pane(w.pane_id)   # the user may have restarted it by hand
-            w = self.watched.get(key)
-            if w is None:
-                return
-            why = servers.changed_for(w, alive)
-        except TmuxError as exc:      # a remote link that dropped just now
-            log.info("%s: %s", key, exc)
-            return
-        if why is not None:
-            self.autopilot.feed(w, Superseded(why))
-            return
-        reading = self.reader.read(w)
-        inc = w.state.incident
-        active = None if inc is None else w.last_output_wall > inc.opened_at + 0.5
-        self.autopilot.feed(w, Tick(reading.screen, reading.alive if reading.screen else False,
-                                    active))
-
-    def catch_up(self, mono: float) -> None:
-        """The data folder refused a write (full, read-only): try again; once both files take
-        writes, decide what was held back meanwhile."""
-        self._last_record_retry = mono
-        if self.ledger.flush() and self.book.save() and \
-                (held := self.autopilot.catch_up(self.watched)):
-            log.info("caught up on %d observation(s) held while nothing could be recorded", held)
-
-    def housekeeping(self) -> None:
-        mono = self.clock.mono()
-        if (self.autopilot.held or self.ledger.failing or self.book.failed) \
-                and mono - self._last_record_retry > RECORD_RETRY_EVERY:
-            self.catch_up(mono)
-        since = mono - self.discovery.last_rescan
-        if since > RESCAN_EVERY or (not self.controls and since > NO_SERVER_RESCAN_EVERY):
-            self.rescan()   # with no session there is no control client to tell us of one
-        self.inbox.reload_settings()
-        for record in self.commands.new_records():
-            if self._commands_since is not None and _float(record.get("at")) < \
-                    self._commands_since:
-                continue
-            command = parse(record)
-            if command is None:
-                log.warning("ignoring a queued command Pitcrew does not know: %s",
-                            sorted(record))
-                continue
-            self.inbox.apply(command)
-        for record in self.hooks.new_records():
-            self.inbox.apply_hook(record, self.autopilot.feed)
-        if mono - self._last_delivery_sweep > DELIVERY_SWEEP_EVERY:
-            self._last_delivery_sweep = mono   # a fallback: jobs wake each delivery on time
-            self.deliveries.due_now()
-        self.reruns.settle()
-        # screens to read, the longest unread first; with events waiting (a wake-up, an exit)
-        # reading stops after READ_BUDGET and goes on at the next pass: 200 busy panes once
-        # held a 0.05 s wait up for 15 s
-        due = sorted((w for w in self.watched.values() if w.dirty and (
-            w.screen is None or w.screen.state in AT_REST or mono - w.last_read >= READ_EVERY)),
-            key=lambda w: w.last_read)
-        for w in due:
-            if self.clock.mono() - mono > READ_BUDGET and not self.events.empty():
-                break
-            was_ready = is_ready(w.screen)
-            self.observer.screen(w)   # output after rest: read now, a prompt may start
-            if not was_ready and is_ready(w.screen):
-                self.deliveries.ready(w.key)   # a message waiting for it goes now
-        for w in list(self.watched.values()):
-            self.watchdog.check(w)        # the task timeouts (idle, soft, hard, not started)
-            # and stuck loops
+        """A wait is over: look again (service/waking.py)."""
+        self.waker.wake(key)
 
 
 def _int(value: object) -> int | None:
     return value if isinstance(value, int) and value >= 0 else None
 
-
-def _float(value: object) -> float:
-    return float(value) if isinstance(value, int | float) else 0.0

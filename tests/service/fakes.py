@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import json
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -31,12 +32,16 @@ from pitcrew.supervisor.core.records import Badge, Decision, Observation, Termin
 from pitcrew.supervisor.core.records import Relaunch as RelaunchAction
 from pitcrew.supervisor.providers.loader import Registry, load_registry
 from pitcrew.supervisor.providers.model import Provider
+from pitcrew.supervisor.service.app_context import AppContext
 from pitcrew.supervisor.service.deliveries import Deliveries
 from pitcrew.supervisor.service.effects import Effects
 from pitcrew.supervisor.service.events import DeliveryDue, PressEnter
+from pitcrew.supervisor.service.loop import Supervisor
 from pitcrew.supervisor.service.reading import Reader
 from pitcrew.supervisor.service.relaunching import Relauncher
 from pitcrew.supervisor.service.watched import Watched
+from pitcrew.supervisor.store.config import Config
+from pitcrew.supervisor.store.paths import resolve
 
 FAKE_AGENT_DIR = Path(__file__).resolve().parent.parent / "fake_agent"
 SERVER = "test"                   # RecordingTmux's label: keys are "test:%1"
@@ -486,3 +491,50 @@ class Rig:
 def relaunch(argv: tuple[str, ...] = ("fakeagent", "--continue"), generation: int = 1,
              kill_first: bool = False) -> RelaunchAction:
     return RelaunchAction(argv, generation, kill_first, None)
+
+
+# -- the whole Supervisor over these fakes (the `lp` fixture, tests/service/conftest.py) ------
+
+
+@dataclass
+class Loop:
+    sup: Supervisor
+    tmux: RecordingTmux
+    clock: FakeClock
+    jobs: FakeScheduler
+    gate: FakeGate
+
+    def watch(self, pane_id: str = "%1", **state: Any) -> Watched:
+        """A terminal the discovery would have found (that part runs real process walks)."""
+        self.tmux.add(pane_id)
+        w = make_watched(pane_id, **state)
+        self.sup.watched[w.key] = w
+        return w
+
+    def run_due(self) -> None:
+        for event in self.jobs.due(self.clock.wall()):
+            self.sup.handle(event)
+
+    def ledger(self) -> list[dict[str, object]]:
+        path = self.sup.app.paths.ledger_file
+        if not path.exists():
+            return []
+        return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def loop_over_fakes() -> Loop:
+    """`Supervisor` on a recording tmux, a fake clock and scheduler (PITCREW_HOME set by the
+    caller). The process probes it wires itself (psutil) are replaced by fakes; no control-mode
+    client is started for the sessions the discovery sees. Call `sup.shutdown()` after."""
+    tmux, clock, jobs, gate = RecordingTmux(), FakeClock(), FakeScheduler(), FakeGate()
+    app = AppContext(resolve(), Config(autopilot=True), registry(), tmux,  # type: ignore[arg-type]
+                     ())
+    sup = Supervisor(app, gate, environ={}, clock=clock, scheduler=jobs)  # type: ignore[arg-type]
+    procs = Processes()
+    sup.reader.is_alive = procs.is_alive
+    sup.discovery.find = FakeFinder(procs)
+    sup.discovery.capture = lambda proc, pane_pid, provider: None
+    sup.discovery.is_alive = procs.is_alive
+    sup.discovery.sync_sessions = lambda sessions: None
+    sup.exits.start()                 # its thread closes its wake-up pipe once stopped
+    return Loop(sup, tmux, clock, jobs, gate)

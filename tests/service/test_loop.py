@@ -8,11 +8,7 @@ which job is waiting, which ledger row."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from dataclasses import dataclass, replace
-from typing import Any
-
-import pytest
+from dataclasses import replace
 
 from pitcrew.supervisor.adapters.checker_cli import Diagnosis
 from pitcrew.supervisor.adapters.exits import ExitWatcher
@@ -20,8 +16,7 @@ from pitcrew.supervisor.api.commands import ChangeState, Send
 from pitcrew.supervisor.core.delivery import Status
 from pitcrew.supervisor.core.records import Incident, Phase, Superseded
 from pitcrew.supervisor.core.screen import Classification, ScreenState
-from pitcrew.supervisor.service import loop
-from pitcrew.supervisor.service.app_context import AppContext
+from pitcrew.supervisor.service import housekeeping, loop
 from pitcrew.supervisor.service.events import (
     CommandArrived,
     DeliveryDue,
@@ -32,69 +27,7 @@ from pitcrew.supervisor.service.events import (
     Report,
     Wakeup,
 )
-from pitcrew.supervisor.service.loop import Supervisor
-from pitcrew.supervisor.service.watched import Watched
-from pitcrew.supervisor.store.config import Config
-from pitcrew.supervisor.store.paths import resolve
-from tests.service.fakes import (
-    AGENT_PID,
-    IDLE,
-    T0,
-    FakeClock,
-    FakeFinder,
-    FakeGate,
-    FakeScheduler,
-    Processes,
-    RecordingTmux,
-    draft,
-    make_watched,
-    registry,
-)
-
-
-@dataclass
-class Loop:
-    sup: Supervisor
-    tmux: RecordingTmux
-    clock: FakeClock
-    jobs: FakeScheduler
-    gate: FakeGate
-
-    def watch(self, pane_id: str = "%1", **state: Any) -> Watched:
-        """A terminal the discovery would have found (that part runs real process walks)."""
-        self.tmux.add(pane_id)
-        w = make_watched(pane_id, **state)
-        self.sup.watched[w.key] = w
-        return w
-
-    def run_due(self) -> None:
-        for event in self.jobs.due(self.clock.wall()):
-            self.sup.handle(event)
-
-    def ledger(self) -> list[dict[str, object]]:
-        path = self.sup.app.paths.ledger_file
-        if not path.exists():
-            return []
-        return [json.loads(line) for line in path.read_text().splitlines()]
-
-
-@pytest.fixture
-def lp(pitcrew_home: object) -> Iterator[Loop]:
-    tmux, clock, jobs, gate = RecordingTmux(), FakeClock(), FakeScheduler(), FakeGate()
-    app = AppContext(resolve(), Config(autopilot=True), registry(), tmux,  # type: ignore[arg-type]
-                     ())
-    sup = Supervisor(app, gate, environ={}, clock=clock, scheduler=jobs)  # type: ignore[arg-type]
-    # the process probes Supervisor wires itself (psutil), replaced by fakes; no control-mode
-    # client is started for the sessions the discovery sees
-    procs = Processes()
-    sup.reader.is_alive = procs.is_alive
-    sup.discovery.find = FakeFinder(procs)
-    sup.discovery.capture = lambda proc, pane_pid, provider: None
-    sup.discovery.is_alive = procs.is_alive
-    sup.discovery.sync_sessions = lambda sessions: None
-    sup.exits.start()                 # its thread closes its wake-up pipe once stopped
-    yield Loop(sup, tmux, clock, jobs, gate)
-    sup.shutdown()                    # (not joined: see the xfail test at the end)
+from tests.service.fakes import AGENT_PID, IDLE, T0, Loop, draft
 
 
 def test_a_send_command_types_the_message_and_its_enter_is_a_job(lp: Loop) -> None:
@@ -200,7 +133,8 @@ def test_shutdown_presses_the_enter_still_pending(lp: Loop) -> None:
 
 def test_spooled_numbers_are_read_leniently() -> None:
     assert loop._int(3) == 3 and loop._int(-1) is None and loop._int("3") is None
-    assert loop._float(2) == 2.0 and loop._float(2.5) == 2.5 and loop._float(None) == 0.0
+    assert housekeeping._float(2) == 2.0 and housekeeping._float(2.5) == 2.5
+    assert housekeeping._float(None) == 0.0
 
 
 def test_the_exit_watcher_can_be_joined_after_it_stops() -> None:
