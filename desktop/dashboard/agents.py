@@ -36,7 +36,7 @@ from pitcrew.supervisor.api.view import TerminalView, View
 
 # Column widths shared by the header and every row, so they line up.
 # agent, project (stretches), state, session (+ tokens), last, timeline, report/rerun
-COLS = (170, 0, 130, 118, 90, 180, 64)
+COLS = (150, 0, 120, 100, 92, 126, 56)
 EMPTY = ("No agent terminals yet.<br><br><span style='font-size: 12px'>Start an agent CLI in "
          "tmux (for example <code>tmux new -s work</code>, then <code>claude</code>) and it "
          "shows up here within a few seconds.</span>")

@@ -67,7 +67,7 @@ class Dashboard(QMainWindow):
         # Who confirms an action (a rerun); tests may replace it with a stub.
         self.confirm: Callable[[QWidget | None, str, str], bool] = confirm_dialog
         self.setWindowTitle(TITLE)
-        self.resize(1120, 760)
+        self.resize(1200, 760)
         self.setMinimumSize(860, 520)
 
         body = QWidget()
