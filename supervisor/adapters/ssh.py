@@ -305,9 +305,16 @@ class RemoteControlClient(ControlClient):
         return True
 
     def _server_gone(self) -> bool:
+        """Only a server that answered "no sessions" over a live link is gone: a link that
+        dropped a moment ago may still read as up, and its failed question is not an answer
+        (the link reconnects, and the server is looked at again then)."""
         if self.remote.link.state != HostState.UP:
             return False          # the link dropped, not the server: the link reconnects
-        return super()._server_gone()
+        try:
+            gone = self.tmux.server_identity() is None
+        except TmuxError:
+            return False
+        return gone and self.remote.link._check()
 
 
 __all__ = ["ControlGone", "HostDown", "RemoteControlClient", "RemoteTmux", "SshLink",

@@ -262,6 +262,9 @@ def test_a_cli_declared_with_only_markers_gets_an_incident_per_prompt_with_its_t
         w.wait_for(f"{pane}: idle")
         tmux.type(pane, "first task")
         tmux.wait_for_text(pane, "done: first task")
+        # the next prompt as a person types it: after the answer was on screen for a moment
+        # (typed within the same read tick, a minimal provider cannot tell two prompts apart)
+        wait_until(lambda: sum(f"{pane}: idle (was" in line for line in w.lines) >= 1, 10)
         tmux.type(pane, "crash now please")
         wait_badges(home, "Resumed", "Continued", timeout=30)
         tmux.wait_for_text(pane, "done: Continue from where")
