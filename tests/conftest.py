@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.desktop import Desktop, Missing
+from tests.support.sshd import RemoteTmuxServer, Sshd, sshd_server
 from tests.support.tmux_server import FAKE_AGENT_DIR, TmuxServer, tmux_server
 
 REPO = Path(__file__).resolve().parent.parent
@@ -107,3 +108,20 @@ def fake_provider_installed(pitcrew_home: Path) -> Path:
     target.mkdir(exist_ok=True)
     shutil.copy(FAKE_AGENT_DIR / "fakeagent.toml", target / "fakeagent.toml")
     return target / "fakeagent.toml"
+
+
+@pytest.fixture
+def sshd(tmp_path: Path) -> Iterator[Sshd]:
+    """A private sshd on 127.0.0.1 (key auth for the current user)."""
+    with sshd_server(tmp_path / "sshd") as daemon:
+        yield daemon
+
+
+@pytest.fixture
+def remote(sshd: Sshd, tmp_path: Path) -> Iterator[RemoteTmuxServer]:
+    """A tmux server reached only through `sshd`."""
+    server = RemoteTmuxServer(sshd, tmp_path / "remote")
+    try:
+        yield server
+    finally:
+        server.stop()

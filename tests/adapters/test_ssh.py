@@ -17,23 +17,8 @@ from pitcrew.supervisor.adapters.remote_sessions import RemoteSessions
 from pitcrew.supervisor.adapters.ssh import HostDown, RemoteControlClient, RemoteTmux, SshLink
 from pitcrew.supervisor.core.hosts import Host, HostState
 from tests.service.fakes import provider
-from tests.support.sshd import RemoteTmuxServer, Sshd, sshd_server
+from tests.support.sshd import RemoteTmuxServer, Sshd
 from tests.support.waiting import wait_until
-
-
-@pytest.fixture
-def sshd(tmp_path: Path) -> Iterator[Sshd]:
-    with sshd_server(tmp_path / "sshd") as daemon:
-        yield daemon
-
-
-@pytest.fixture
-def remote(sshd: Sshd, tmp_path: Path) -> Iterator[RemoteTmuxServer]:
-    server = RemoteTmuxServer(sshd, tmp_path / "remote")
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture

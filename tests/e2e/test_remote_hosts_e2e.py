@@ -4,7 +4,6 @@ only through a real sshd on 127.0.0.1 (tests/support/sshd.py), with the fake age
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,27 +11,12 @@ import pytest
 from pitcrew.supervisor.store.ledger import Ledger
 from tests.cli.test_autopilot_cli import pitcrew
 from tests.support.proc import Running
-from tests.support.sshd import RemoteTmuxServer, Sshd, sshd_server
+from tests.support.sshd import RemoteTmuxServer, Sshd
 from tests.support.tmux_server import FAKE_AGENT_DIR, TmuxServer
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.e2e
 SCALE = "0.1"
-
-
-@pytest.fixture
-def sshd(tmp_path: Path) -> Iterator[Sshd]:
-    with sshd_server(tmp_path / "sshd") as daemon:
-        yield daemon
-
-
-@pytest.fixture
-def remote(sshd: Sshd, tmp_path: Path) -> Iterator[RemoteTmuxServer]:
-    server = RemoteTmuxServer(sshd, tmp_path / "remote")
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def configure(home: Path, sshd: Sshd, remote: RemoteTmuxServer) -> None:
