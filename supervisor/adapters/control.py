@@ -12,6 +12,9 @@ sends is its own format subscription. What it reports (`emit`):
   `%window-close`, …), and `Topology(session, pane_id)` within about a second when the command
   running in one of the session's panes changes (the user typed `claude` at the shell of a
   pane that already existed; tmux re-checks a subscription once a second, tmux >= 3.2).
+  One subscription per pane, never tmux's "all panes" (`%*`) one: tmux before 3.7 checks
+  that one against the client's session, and crashes — the whole server — when its timer
+  fires after the session was closed and before the client has gone.
   Focus changes (`%session-window-changed`, `%window-pane-changed`) count too: cheap, and a
   loop that rescans on them sees a freshly selected pane at once. `%pane-mode-changed` (copy
   mode on or off) does not: no pane came or went (`PaneInfo.in_mode` says whether typing
@@ -30,7 +33,7 @@ import select
 import subprocess
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from pitcrew.supervisor.adapters.tmux import SEP, Tmux
@@ -43,7 +46,13 @@ TOPOLOGY = (
     b"%sessions-changed", b"%session-window-changed", b"%layout-change",
     b"%window-pane-changed", b"%session-changed",
 )
-SUBSCRIPTION = "pitcrew-panes"
+FOCUS = (b"%session-window-changed", b"%window-pane-changed")   # no pane came or went
+SUBSCRIPTION = "pitcrew-pane"
+# How long `start_client` waits for its client to be attached. tmux 3.3a–3.7 crash (the whole
+# server, every pane with it) when a notification reaches a control client that has said it is
+# one but has not finished connecting (`control_write` with no `control_state`): Pitcrew must
+# not change anything on a server while one of its control clients is still connecting.
+ATTACH_WAIT = 5.0
 # What a change of is reported per pane: a new process (respawn), a death, another command.
 PANE_WATCH = "#{pane_pid}:#{pane_dead}:#{pane_current_command}"
 
@@ -86,31 +95,62 @@ class ControlClient(threading.Thread):
         self._panes: dict[str, str] = {}     # pane → its last PANE_WATCH value
         self._exit_reason = ""
         self._subscribed = False
+        self._attached = threading.Event()
 
     def start_client(self) -> bool:
-        cmd = [*self.tmux._base(), "-C", "attach-session", "-r", "-f", "ignore-size,read-only",
-               "-t", f"={self.session}"]
+        """Start the client and return once tmux has attached it (or it ended, or ATTACH_WAIT
+        passed), so that nothing Pitcrew does next lands in tmux's connecting window (see
+        ATTACH_WAIT)."""
         try:
             self._panes = self._pane_values()   # before subscribing: only changes are news
-            self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         stderr=subprocess.DEVNULL)
+            self.proc = subprocess.Popen(self._command(), stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         except (OSError, TmuxError) as exc:
-            log.warning("cannot watch tmux session %s: %s", self.session, exc)
+            log.warning("cannot watch tmux session %s%s: %s", self.session, self._where(), exc)
             return False
         self.start()
+        if not self._attached.wait(ATTACH_WAIT):
+            log.info("tmux session %s%s: the control client is slow to attach", self.session,
+                     self._where())
         return True
 
-    def _subscribe(self) -> None:
-        """Ask for pane changes. Sent once the client is attached (its `%session-changed`):
-        sent earlier, tmux answers "no current client" and never reports anything."""
-        if self.proc is None or self.proc.stdin is None:
+    def _command(self) -> list[str]:
+        """`-E`: attaching must not copy Pitcrew's DISPLAY or SSH_AUTH_SOCK into the user's
+        session environment (tmux's `update-environment`)."""
+        return [*self.tmux._base(), *self.attach_args()]
+
+    def attach_args(self) -> list[str]:
+        return ["-C", "attach-session", "-E", "-r", "-f", "ignore-size,read-only",
+                "-t", f"={self.session}"]
+
+    def _where(self) -> str:
+        return ""
+
+    def _subscribe(self, panes: Iterable[str], drop: Iterable[str] = ()) -> None:
+        """Ask for changes of `panes`, stop asking for `drop`. Sent once the client is
+        attached (its `%session-changed`): sent earlier, tmux answers "no current client"
+        and never reports anything."""
+        lines = [f"refresh-client -B '{_sub_name(p)}:{p}:{PANE_WATCH}'\n" for p in panes]
+        lines += [f"refresh-client -B '{_sub_name(p)}'\n" for p in drop]
+        if not lines or self.proc is None or self.proc.stdin is None:
             return
         try:
-            self.proc.stdin.write(
-                f"refresh-client -B '{SUBSCRIPTION}:%*:{PANE_WATCH}'\n".encode())
+            self.proc.stdin.write("".join(lines).encode())
             self.proc.stdin.flush()
         except (OSError, ValueError):   # the client is already gone (or stopped)
             pass
+
+    def _panes_changed(self) -> None:
+        """Panes came or went: subscribe to the new ones (their current values are the
+        baseline, not news) and drop the ones that are gone."""
+        now = self._pane_values()
+        added = now.keys() - self._panes.keys()
+        gone = self._panes.keys() - now.keys()
+        for pane in added:
+            self._panes[pane] = now[pane]
+        for pane in gone:
+            del self._panes[pane]
+        self._subscribe(sorted(added), sorted(gone))
 
     def _pane_values(self) -> dict[str, str]:
         result = self.tmux.run("list-panes", "-s", "-t", f"={self.session}",
@@ -137,6 +177,7 @@ class ControlClient(threading.Thread):
                 if not self.handle_lines(lines, throttle):
                     break
         finally:
+            self._attached.set()
             for pane, at in throttle.flush():
                 self.emit(Output(pane, at))
             if not self._stopping.is_set():
@@ -161,7 +202,10 @@ class ControlClient(threading.Thread):
             elif line.startswith(TOPOLOGY):
                 if line.startswith(b"%session-changed") and not self._subscribed:
                     self._subscribed = True
-                    self._subscribe()
+                    self._subscribe(sorted(self._panes))
+                    self._attached.set()
+                elif self._subscribed and not line.startswith(FOCUS):
+                    self._panes_changed()
                 self.emit(Topology(self.session))
             elif line.startswith(b"%subscription-changed "):
                 self._pane_changed(line.decode("utf-8", "backslashreplace"))
@@ -174,10 +218,10 @@ class ControlClient(threading.Thread):
         # %subscription-changed NAME $session @window index %pane … : value
         head, _, value = line.partition(" : ")
         words = head.split()
-        if len(words) < 6 or words[1] != SUBSCRIPTION or not words[5].startswith("%"):
+        if len(words) < 6 or not words[5].startswith("%") or words[1] != _sub_name(words[5]):
             return
         pane = words[5]
-        if self._panes.get(pane) != value:
+        if pane in self._panes and self._panes[pane] != value:
             self._panes[pane] = value
             self.emit(Topology(self.session, pane))
 
@@ -193,6 +237,11 @@ class ControlClient(threading.Thread):
         except (OSError, subprocess.TimeoutExpired):
             proc.kill()
             proc.wait()
+
+
+def _sub_name(pane: str) -> str:
+    """The subscription of one pane: `%12` → `pitcrew-pane-12`."""
+    return f"{SUBSCRIPTION}-{pane.lstrip('%')}"
 
 
 class Throttle:

@@ -291,18 +291,13 @@ class RemoteControlClient(ControlClient):
     def start_client(self) -> bool:
         if self.remote.link.state != HostState.UP:
             return False
-        cmd = self.remote.link.argv([*self.remote._base(), "-C", "attach-session", "-r", "-f",
-                                     "ignore-size,read-only", "-t", f"={self.session}"])
-        try:
-            self._panes = self._pane_values()    # tmux's own ids, as control mode says them
-            self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         stderr=subprocess.DEVNULL)
-        except (OSError, TmuxError) as exc:
-            log.warning("cannot watch tmux session %s on %s: %s", self.session,
-                        self.remote.label, exc)
-            return False
-        self.start()
-        return True
+        return super().start_client()
+
+    def _command(self) -> list[str]:
+        return self.remote.link.argv([*self.remote._base(), *self.attach_args()])
+
+    def _where(self) -> str:
+        return f" on {self.remote.label}"
 
     def _server_gone(self) -> bool:
         """Only a server that answered "no sessions" over a live link is gone: a link that

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import queue
+import signal
 import time
 from collections.abc import Callable, Iterator
 
@@ -156,3 +157,83 @@ def test_the_server_going_away_is_reported_once(watched, tmux: TmuxServer) -> No
     assert gone == ControlGone(client.session, gone.reason, server_gone=True)
     client.join(2)
     assert not any(isinstance(e, ControlGone) for e in _drain(events))
+
+
+def test_the_client_is_attached_when_start_returns(tmux: TmuxServer) -> None:
+    """tmux 3.3a–3.7 crash when a notification reaches a control client that is still
+    connecting: Pitcrew must not touch the server until its client is attached."""
+    tmux.start("exec sleep 300")
+    client = ControlClient(tmux.tmux, tmux._first_session(), lambda event: None)
+    assert client.start_client()
+    try:
+        flags = tmux.tmux.run("list-clients", "-F", "#{client_flags}").stdout
+        assert "control-mode" in flags and "attached" in flags
+    finally:
+        client.stop()
+
+
+def test_changing_the_server_right_after_connecting_does_not_crash_tmux(
+        tmux: TmuxServer) -> None:
+    """Before `start_client` waited, about one connect in fifty with a session created or
+    closed at once killed the whole tmux server (`server exited unexpectedly`)."""
+    tmux.start("exec sleep 300")
+    for n in range(60):
+        tmux.tmux.new_session(f"c{n}", ["sleep", "300"], str(tmux.root))
+        client = ControlClient(tmux.tmux, f"c{n}", lambda event: None)
+        assert client.start_client()
+        tmux.tmux.new_session(f"d{n}", ["sleep", "300"], str(tmux.root))
+        tmux.tmux.run("kill-session", "-t", f"=d{n}")
+        client.stop()
+    assert tmux.tmux.server_alive()
+
+
+def test_attaching_leaves_the_sessions_environment_alone(
+        tmux: TmuxServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A watcher started from the desktop must not hand the user's ssh session its DISPLAY
+    and SSH_AUTH_SOCK (tmux's `update-environment` does that for every attaching client)."""
+    tmux.start("exec sleep 300")
+    session = tmux._first_session()
+    tmux.tmux.run("set-environment", "-t", session, "SSH_AUTH_SOCK", "/tmp/the-users-agent")
+    monkeypatch.setenv("SSH_AUTH_SOCK", "/tmp/pitcrews-own")
+    client = ControlClient(tmux.tmux, session, lambda event: None)
+    assert client.start_client()
+    try:
+        shown = tmux.tmux.run("show-environment", "-t", session, "SSH_AUTH_SOCK").stdout
+        assert shown.strip() == "SSH_AUTH_SOCK=/tmp/the-users-agent"
+    finally:
+        client.stop()
+
+
+def test_a_closed_session_does_not_crash_tmux_while_its_client_is_leaving(
+        tmux: TmuxServer) -> None:
+    """tmux before 3.7 crashed (the whole server) when an "all panes" subscription's timer
+    fired after its client's session closed and before the client had gone. A client that
+    is slow to leave (stopped here) made that certain."""
+    tmux.start("exec sleep 300")
+    tmux.tmux.new_session("short", ["sleep", "300"], str(tmux.root))
+    events: queue.Queue[object] = queue.Queue()
+    client = ControlClient(tmux.tmux, "short", events.put)
+    assert client.start_client()
+    assert client.proc is not None
+    try:
+        time.sleep(1.2)                      # subscribed, and checked once
+        client.proc.send_signal(signal.SIGSTOP)
+        tmux.tmux.run("kill-session", "-t", "=short")
+        time.sleep(1.5)                      # the subscription timer fires once a second
+        client.proc.send_signal(signal.SIGCONT)
+        _within(events, 5.0, lambda e: isinstance(e, ControlGone))
+        assert tmux.tmux.server_alive()
+    finally:
+        client.stop()
+
+
+def test_a_command_typed_in_a_pane_opened_later_is_reported(watched, tmux: TmuxServer) -> None:
+    """Panes are subscribed one by one: a pane that came after the client attached must be
+    subscribed too."""
+    client, events = watched
+    pane = tmux.tmux.new_window(client.session, ["bash", "--norc", "--noprofile"],
+                                str(tmux.root))
+    wait_until(lambda: tmux.pane(pane).current_command == "bash")
+    _drain(events)
+    tmux.type(pane, "exec sleep 300")
+    _within(events, 2.5, lambda e: isinstance(e, Topology) and e.pane_id == pane)
