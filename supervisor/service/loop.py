@@ -72,6 +72,7 @@ from pitcrew.supervisor.service.housekeeping import Housekeeping
 from pitcrew.supervisor.service.identity import ServerWatch
 from pitcrew.supervisor.service.inbox import Inbox
 from pitcrew.supervisor.service.observing import Observer, session_file, session_of
+from pitcrew.supervisor.service.ports import TmuxPort
 from pitcrew.supervisor.service.remote_parts import RemoteParts
 from pitcrew.supervisor.service.reruns import Reruns
 from pitcrew.supervisor.service.seats import SeatBook
@@ -168,7 +169,9 @@ class Supervisor:
         self.hosts = Hosts(app.config.hosts, control_dir(app.paths.runtime_dir)
                            if app.config.hosts else app.paths.runtime_dir, self.post,
                            self.changed, self.watched, clock.mono)
-        tmux = RoutedTmux(self.tmux, self.hosts) if self.hosts.remotes else self.tmux
+        # the tmux a terminal's own host runs: what acts on or asks about one terminal
+        tmux: TmuxPort = RoutedTmux(self.tmux, self.hosts) if self.hosts.remotes else self.tmux
+        self.routed = tmux
         gate = HostGate(self.gate, self.hosts) if self.hosts.remotes else self.gate
         self.reader = RoutedReader(tmux, clock, processes.is_alive, local_zone)
         self.reader.hosts = self.hosts
@@ -216,7 +219,7 @@ class Supervisor:
                                    self.launches.get, lambda: self.servers.ident,
                                    self.sync_sessions, self.changed,
                                    self.observer.gone_while_confirming)
-        self.reruns = Reruns(self.watched, self.tmux, clock, self.ledger, book.save,
+        self.reruns = Reruns(self.watched, tmux, clock, self.ledger, book.save,
                              self.relauncher,
                              lambda key, text: self.deliveries.queue(key, text, kind="rerun",
                                                                      wait=True),
@@ -233,9 +236,13 @@ class Supervisor:
                                      self.hosts.sync_sessions, self.changed, self.observer))
 
     def agent_running(self, w: Watched) -> bool:
-        pane = self.tmux.pane(w.pane_id)
+        """Asked of the agent's own host: a remote pid means nothing here. A host that
+        cannot be reached counts as running (never replace what may still work)."""
+        pane = self.routed.pane(w.pane_id)
+        parts = self.hosts.parts_for(w.key, self.discovery, self.servers, processes.is_alive)
+        alive = parts[2] if parts is not None else (lambda pid, started: True)
         return (pane is not None and not pane.dead and w.agent_pid is not None
-                and processes.is_alive(w.agent_pid, w.agent_started))
+                and alive(w.agent_pid, w.agent_started))
 
     def typed_before(self, delivery_id: str) -> bool:
         """Whether the ledger shows this message typed (read once: replays happen at start)."""

@@ -130,16 +130,19 @@ class Reruns:
             self._refused(w, "the pane is gone")
             return None, ""
         ctx = w.launch     # the agent's own program and environment, as it was started
+        host, remote, _ = w.pane_id.rpartition(":")    # `gpu1:%3`: on gpu1, not here
         try:
             new_pane = self.tmux.new_window(
-                pane.session_name, resume_argv(ctx, argv) if ctx is not None else argv,
-                (ctx.cwd if ctx is not None else "") or w.cwd or os.getcwd(),
+                f"{host}:{pane.session_name}" if remote else pane.session_name,
+                resume_argv(ctx, argv) if ctx is not None else argv,
+                (ctx.cwd if ctx is not None else "") or w.cwd or ("~" if remote else os.getcwd()),
                 name=f"rerun-{w.provider.name}", env=dict(ctx.env) if ctx is not None else None)
             self.tmux.set_remain_on_exit(new_pane)
         except Exception as exc:    # tmux or the directory may be gone
             self._refused(w, f"could not open a window: {exc}")
             return None, ""
-        return f"{self.tmux.label}:{new_pane}", f"a new window ({new_pane})"
+        key = new_pane if ":" in new_pane else f"{self.tmux.label}:{new_pane}"
+        return key, f"a new window ({new_pane})"
 
     def _same_pane(self, w: Watched, argv: tuple[str, ...],
                    pinned: str | None) -> tuple[str | None, str]:

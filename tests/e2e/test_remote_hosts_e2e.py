@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import psutil
 import pytest
 
 from pitcrew.supervisor.store.ledger import Ledger
@@ -201,3 +202,38 @@ def test_a_remote_agent_started_at_a_shell_is_resumed_by_typing_at_that_shell(
         assert w.stop() == 0
     assert f"fakeagent --resume {session.stem}" in remote.screen(pane)   # typed at the shell
     assert f"Resumed session {session.stem}" in remote.screen(pane)
+
+
+def test_a_running_remote_agent_is_rerun_in_a_new_window_on_its_own_host(
+    tmux: TmuxServer, sshd: Sshd, remote: RemoteTmuxServer, pitcrew_home: Path,
+    fake_provider_installed: Path, tmp_path: Path,
+) -> None:
+    """The rerun of an agent that still runs opens a window beside it: on gpu1, not on this
+    machine (it used to open in the local tmux, and asked the local kernel whether the
+    remote agent's pid was alive)."""
+    configure(pitcrew_home, sshd, remote)
+    pane = remote.start("fakeagent", cwd=tmp_path)
+    remote.wait_for_text(pane, "fake>")
+    w = watch(tmux)
+    try:
+        w.wait_for(f"gpu1:{pane}: idle", timeout=30)
+        remote.type(pane, "work 600")
+        w.wait_for(f"gpu1:{pane}: busy")
+        local_panes = {p.pane_id for p in tmux.tmux.list_panes()}
+        agent = int(remote.tmux("display", "-p", "-t", pane, "#{pane_pid}").stdout)
+        done = pitcrew("rerun", f"gpu1:{pane}")
+        assert done.returncode == 0, done.stdout + done.stderr
+        row = wait_until(lambda: next((r for r in Ledger(
+            pitcrew_home / "autopilot-ledger.jsonl").tail(100) if r.badge.value == "Rerun"),
+            None), 30, message=lambda: "\n".join(w.lines))
+        windows = remote.tmux("list-windows", "-a", "-F", "#{window_name}").stdout.split()
+        new_pane = row.readings["pane"]
+        remote.wait_for_text(new_pane, "fake>")
+    finally:
+        assert w.stop() == 0
+    assert "rerun-fakeagent" in windows, (row.readings, windows)
+    assert row.readings["where"].startswith("a new window")
+    assert {p.pane_id for p in tmux.tmux.list_panes()} == local_panes   # nothing opened here
+    assert int(remote.tmux("display", "-p", "-t", pane, "#{pane_pid}").stdout) == agent
+    assert psutil.Process(agent).is_running()                          # the old one runs on
+    assert "Resumed" not in badges(pitcrew_home)
