@@ -25,6 +25,7 @@ from pitcrew.supervisor.core.screen import ScreenState
 RETRY_EVERY = 15.0      # seconds between attempts
 DIAGNOSE_AFTER = 8      # the 8th failed attempt asks for a diagnosis
 MAX_TEXT = 4000         # characters; longer messages are refused when queued
+WAIT_FOR_TERMINAL = 3600.0   # seconds a message waits for a terminal that is not there yet
 CONFIRM_POLL = 1.0      # seconds between looks at a typed text waiting to be taken
 
 
@@ -53,6 +54,23 @@ class Delivery:
     status: Status = Status.PENDING
     next_at: float = 0.0
     typed_at: float | None = None
+    seen_on: str | None = None   # the tmux server its terminal was seen on ("" unknown);
+                                 # None: not seen yet (`pitcrew send --wait`)
+
+
+def stale(d: Delivery, now: float, present: bool, server: str | None) -> str | None:
+    """Why an open delivery must never be typed any more, or None. A pane id names the same
+    terminal only on the same tmux server, and only until that pane closes: after that the
+    id goes to whatever pane comes next, an agent the message was never meant for."""
+    if d.seen_on is None:
+        if not present and now - d.created_at > WAIT_FOR_TERMINAL:
+            return "its terminal never appeared"
+        return None
+    if not present:
+        return "its pane was closed"
+    if d.seen_on and server and server != d.seen_on:
+        return "the tmux server was restarted; that pane id now belongs to another pane"
+    return None
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,8 +19,17 @@ from dataclasses import asdict, replace
 from typing import Any
 
 from pitcrew.supervisor.core.classifier import input_text
-from pitcrew.supervisor.core.delivery import MAX_TEXT, RETRY_EVERY, Delivery, Seen, Status, step
+from pitcrew.supervisor.core.delivery import (
+    MAX_TEXT,
+    RETRY_EVERY,
+    Delivery,
+    Seen,
+    Status,
+    stale,
+    step,
+)
 from pitcrew.supervisor.core.policy import RestartPolicy
+from pitcrew.supervisor.core.records import Badge, Decision
 from pitcrew.supervisor.core.screen import ScreenState
 from pitcrew.supervisor.service.effects import Effects
 from pitcrew.supervisor.service.events import DeliveryDue
@@ -71,6 +80,8 @@ class Deliveries:
         self.policy = policy
         self.items: dict[str, Delivery] = {d.id: d for d in saved}
         self.typed_before = typed_before     # the ledger's word: this id was typed already
+        self.reachable: Callable[[str], bool] = lambda key: True   # its host can be asked
+        self.pane_there: Callable[[str], bool] = lambda key: True  # its pane is listed
 
     def to_json(self) -> list[dict[str, Any]]:
         done = [d for d in self.items.values() if d.status is Status.DELIVERED]
@@ -144,6 +155,15 @@ class Deliveries:
                               key=f"delivery:{d.id}")
             return
         w = self.watched.get(d.terminal)
+        if self.reachable(d.terminal):   # a host that is down says nothing about its panes
+            # an agent that exited leaves its pane (and its message waits for the next one)
+            why = stale(d, self.clock.wall(), w is not None or self.pane_there(d.terminal),
+                        w.state.server if w is not None else None)
+            if why is not None:
+                self.drop(d, w, why)
+                return
+            if w is not None and d.seen_on is None:
+                self.items[d.id] = d = replace(d, seen_on=w.state.server or "")
         seen = Seen(ScreenState.UNKNOWN, alive=False, hook_prompt=hook_prompt)
         if w is not None:
             reading = self.reader.fresh(w, READ_EVERY)
@@ -163,6 +183,16 @@ class Deliveries:
             return
         # (saved before typing: a crash after it must not type it again)
         self.effects.deliver(w, new, steps)
+
+    def drop(self, d: Delivery, w: Watched | None, why: str) -> None:
+        """Never typed: said in the log and the ledger (a Skipped row with its text)."""
+        log.warning("%s: %s %s not typed: %s", d.terminal, d.kind, d.id, why)
+        self.items.pop(d.id, None)
+        self.effects.ledger.append(Decision(
+            Badge.SKIPPED, self.clock.wall(), w.state.terminal if w else d.terminal,
+            w.state.agent if w else "", d.text[:200], w.state.project if w else "", d.kind,
+            f"did not type a queued {d.kind}: {why}", 0, {"delivery_id": d.id}))
+        self.persist()
 
     def postpone(self, key: str, until: dt.datetime) -> None:
         """A diagnosed limit: don't knock again before it resets."""

@@ -185,6 +185,8 @@ class Supervisor:
                                      clock, book.save, self.policy,
                                      delivery_store.load(book.extra("deliveries")).values(),
                                      self.typed_before)
+        self.deliveries.reachable = self.hosts.is_up
+        self.deliveries.pane_there = self.pane_there
         self.seats = SeatBook(lambda: config().seats, app.registry, tmux, clock,
                               self.ledger, gate, book.save,
                               lambda key, text: self.deliveries.queue(key, text, kind="brief"),
@@ -243,6 +245,14 @@ class Supervisor:
         alive = parts[2] if parts is not None else (lambda pid, started: True)
         return (pane is not None and not pane.dead and w.agent_pid is not None
                 and alive(w.agent_pid, w.agent_started))
+
+    def pane_there(self, key: str) -> bool:
+        """Whether the terminal's pane is listed on its tmux server (no answer: assume so)."""
+        pane_id = key if self.hosts.host_of(key) is not None else key.rpartition(":")[2]
+        try:
+            return self.routed.pane(pane_id) is not None
+        except Exception:      # tmux hung or the link dropped: no answer is not "closed"
+            return True
 
     def typed_before(self, delivery_id: str) -> bool:
         """Whether the ledger shows this message typed (read once: replays happen at start)."""

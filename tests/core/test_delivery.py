@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from hypothesis import given
 from hypothesis import strategies as st
 
 from pitcrew.supervisor.core.delivery import (
     DIAGNOSE_AFTER,
     RETRY_EVERY,
+    WAIT_FOR_TERMINAL,
     Delivery,
     Do,
     Seen,
     Status,
+    stale,
     step,
 )
 from pitcrew.supervisor.core.screen import ScreenState as S
@@ -113,3 +117,17 @@ def test_a_message_typed_before_and_on_screen_now_is_never_typed_again() -> None
                  next_at=20.0, typed_at=1.0)
     d2, out = step(d, Seen(S.IDLE, True, "", "", None, "> run the tests\n● ok"), 30.0)
     assert d2.status is Status.DELIVERED and Do.TYPE not in [s.do for s in out]
+
+
+def test_a_delivery_is_stale_once_its_pane_or_server_is_not_the_one_it_was_meant_for() -> None:
+    new = Delivery("d", "s:%1", "hi", created_at=100.0)
+    seen = dataclasses.replace(new, seen_on="777@1")
+    assert stale(new, 100.0 + WAIT_FOR_TERMINAL, present=False, server=None) is None
+    assert stale(new, 101.0 + WAIT_FOR_TERMINAL, False, None) == "its terminal never appeared"
+    assert stale(new, 1e9, present=True, server="888@2") is None    # first seen: not stale
+    assert stale(seen, 200.0, present=False, server=None) == "its pane was closed"
+    assert stale(seen, 200.0, present=True, server="777@1") is None
+    assert stale(seen, 200.0, present=True, server=None) is None    # not watched: can't tell
+    assert "restarted" in (stale(seen, 200.0, present=True, server="888@2") or "")
+    unknown = dataclasses.replace(new, seen_on="")                  # seen, server unknown
+    assert stale(unknown, 200.0, present=True, server="888@2") is None

@@ -4,6 +4,9 @@ server that reuses the pane id, and across a `kill -9` of Pitcrew itself."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -125,3 +128,38 @@ def test_a_shell_agent_whose_pitcrew_was_killed_during_the_backoff_is_resumed_on
     assert badges(home).count("Resumed") == 1
     assert tmux.screen(pane).count("--resume") == 1
     assert tmux.pane(pane).pid == shell_pid
+
+
+def test_a_message_queued_before_a_tmux_restart_is_not_typed_into_the_new_pane(
+        tmux: TmuxServer, home: Path, tmp_path: Path) -> None:
+    """`pitcrew send` to a busy agent waits for its prompt. If the tmux server restarts
+    meanwhile, the new server's pane with the same id is another agent: the message is
+    dropped with a Skipped row, never typed there."""
+    pane, _ = shell_pane(tmux, "bash", tmp_path)
+    w = watch(tmux)
+    try:
+        w.wait_for(f"{pane}: idle")
+        tmux.type(pane, "slow 300 a long job")
+        w.wait_for(f"{pane}: busy")
+        sent = subprocess.run([sys.executable, "-m", "pitcrew.supervisor", "send", pane,
+                               "meant for the old agent"], capture_output=True, text=True,
+                              timeout=60, env={**os.environ, "PITCREW_TMUX_SOCKET": tmux.name})
+        assert sent.returncode == 0, sent.stdout + sent.stderr
+        w.wait_for("queued a message")
+        tmux.tmux.run("kill-server")
+        w.wait_for("the tmux server", timeout=10)
+        other = tmp_path / "other-project"
+        other.mkdir()
+        new_pane = tmux.start(f"env TOYAGENT_HOME={toy_home(tmux) / 'other'} {SCRIPT}",
+                              cwd=other, keep_dead=False)
+        assert new_pane == pane, "the new server reuses the pane id"
+        tmux.wait_for_text(new_pane, "▸")
+        w.wait_for(f"{pane}: idle", timeout=20)
+        w.wait_for("not typed", timeout=30)
+        time.sleep(2)
+    finally:
+        assert w.stop() == 0
+    assert "meant for the old agent" not in tmux.screen(new_pane)
+    skipped = [r for r in rows(home) if r.badge.value == "Skipped"]
+    assert any(r.reason.startswith("did not type a queued message") for r in skipped)
+    assert "Typed" not in badges(home)

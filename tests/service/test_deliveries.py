@@ -3,7 +3,9 @@ screen is read while a typed message waits to be taken."""
 
 from __future__ import annotations
 
-from pitcrew.supervisor.core.delivery import RETRY_EVERY, Delivery, Status
+import dataclasses
+
+from pitcrew.supervisor.core.delivery import RETRY_EVERY, WAIT_FOR_TERMINAL, Delivery, Status
 from pitcrew.supervisor.service import deliveries as delivery_store
 from pitcrew.supervisor.service.deliveries import READ_EVERY, Deliveries, resolve_terminal
 from pitcrew.supervisor.service.effects import ENTER_GAP
@@ -11,6 +13,7 @@ from pitcrew.supervisor.service.events import DeliveryDue, PressEnter
 from tests.service.fakes import (
     IDLE,
     PERMISSION_MENU,
+    SERVER,
     T0,
     Rig,
     busy,
@@ -249,3 +252,81 @@ def test_a_message_the_ledger_shows_typed_is_never_typed_again_after_state_is_lo
     again.deliveries.typed_before = typed.__contains__
     assert again.deliveries.queue("%1", "run the tests", delivery_id="m-42") is None
     assert again.tmux.typed == []
+
+
+def _watching_panes(rig: Rig) -> Rig:
+    """As the loop wires it: a delivery asks tmux whether its terminal's pane is listed."""
+    rig.deliveries.pane_there = lambda key: key.rpartition(":")[2] in rig.tmux.panes
+    return rig
+
+
+def _skipped(rig: Rig) -> list[str]:
+    return [r.reason for r in rig.ledger.rows if r.badge.value == "Skipped"]
+
+
+def test_a_message_whose_pane_closed_is_dropped_with_a_row_not_kept_for_its_pane_id() -> None:
+    rig = _watching_panes(Rig())
+    w = rig.terminal(screen=busy("a long job"), server="777@1")
+    d = rig.deliveries.queue("%1", "run the tests")
+    assert d is not None and rig.tmux.typed_into("%1") == []          # busy: it waits
+    del rig.watched[w.key]                                             # the pane closed
+    del rig.tmux.panes["%1"]
+    rig.run_for(RETRY_EVERY + 1, tick=0.5)
+    assert d.id not in rig.deliveries.items
+    assert _skipped(rig) == ["did not type a queued message: its pane was closed"]
+    rig.terminal(screen=IDLE, server="777@1")       # whatever gets that key later: nothing
+    rig.run_for(RETRY_EVERY + 1, tick=0.5)
+    assert rig.tmux.typed_into("%1") == []
+
+
+def test_a_message_for_a_pane_id_on_a_restarted_tmux_server_is_dropped_with_a_row() -> None:
+    rig = Rig()
+    w = rig.terminal(screen=busy("a long job"), server="777@1")
+    d = rig.deliveries.queue("%1", "run the tests")
+    assert d is not None and rig.deliveries.items[d.id].seen_on == "777@1"
+    w.state = dataclasses.replace(w.state, server="888@2")    # the same key, another server
+    rig.tmux.screens["%1"] = IDLE
+    rig.run_for(RETRY_EVERY + 1, tick=0.5)
+    assert rig.tmux.typed_into("%1") == []
+    assert d.id not in rig.deliveries.items
+    [why] = _skipped(rig)
+    assert "tmux server was restarted" in why
+
+
+def test_a_waiting_message_goes_to_a_pane_that_appears_and_expires_if_none_does() -> None:
+    rig = _watching_panes(Rig())
+    soon = rig.deliveries.queue(f"{SERVER}:%5", "first task", wait=True)   # as `send --wait`
+    never = rig.deliveries.queue(f"{SERVER}:%6", "second task", wait=True)
+    assert soon is not None and never is not None
+    rig.run_for(60, tick=1.0)
+    rig.terminal("%5")                                       # the pane it waited for
+    rig.deliveries.ready(f"{SERVER}:%5")                     # its prompt, as the loop says
+    rig.run_for(1.0)
+    assert rig.tmux.typed_into("%5") == ["first task"]
+    rig.clock.advance(WAIT_FOR_TERMINAL)
+    rig.run_for(RETRY_EVERY + 1, tick=0.5)
+    assert never.id not in rig.deliveries.items
+    assert _skipped(rig) == ["did not type a queued message: its terminal never appeared"]
+
+
+def test_a_terminal_on_a_host_that_is_down_keeps_its_message() -> None:
+    rig = Rig()
+    w = rig.terminal(screen=busy("a long job"), server="777@1")
+    d = rig.deliveries.queue("%1", "run the tests")
+    assert d is not None
+    rig.deliveries.reachable = lambda key: False
+    del rig.watched[w.key]                                   # not listed while the host is down
+    rig.run_for(RETRY_EVERY + 1, tick=0.5)
+    assert d.id in rig.deliveries.items and _skipped(rig) == []
+
+
+def test_an_agent_that_exited_keeps_its_message_for_the_next_one_in_its_pane() -> None:
+    """After a restart of Pitcrew, a pane whose agent had exited is not watched: its pane is
+    still there, so its message waits (it is typed once an agent runs there again)."""
+    rig = _watching_panes(Rig())
+    w = rig.terminal(screen=busy("a long job"), server="777@1")
+    d = rig.deliveries.queue("%1", "run the tests")
+    assert d is not None
+    del rig.watched[w.key]                                   # not watched, pane still listed
+    rig.run_for(RETRY_EVERY + 1, tick=0.5)
+    assert d.id in rig.deliveries.items and _skipped(rig) == []
