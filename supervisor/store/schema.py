@@ -160,7 +160,7 @@ DELIVERY_FIELDS: Mapping[str, Field] = {
     "id": Field(string, True), "terminal": Field(string, True), "text": Field(string, True),
     "created_at": Field(number, True), "kind": Field(string), "attempts": Field(count),
     "status": Field(one_of(s.value for s in Status), True), "next_at": Field(number),
-    "typed_at": Field(optional(number)),
+    "typed_at": Field(optional(number)), "seen_on": Field(optional(string)),
 }
 DELIVERY = record(DELIVERY_FIELDS)
 
