@@ -181,7 +181,10 @@ class Observer:
             self.feed(w, TaskFinished(session_id=self.session(w)))
         if (fresh or (started and w.was_at_rest)) and w.state.task is None:
             typed = submitted or w.typed_input
-            by_us = w.is_own_prompt(echoed or typed, self.clock.mono())
+            # the box held what Pitcrew typed: its prompt, even when the newest echo on screen
+            # is still an older turn (a resumed session shows its history first)
+            by_us = w.is_own_prompt(echoed or typed, self.clock.mono()) or (
+                bool(typed) and bool(echoed) and w.is_own_prompt(typed, self.clock.mono()))
             prompt = (w.typed_text if by_us else (echoed or typed)) or "(a prompt)"
             if by_us:
                 w.typed_text, w.typed_at = "", None

@@ -29,6 +29,7 @@ from tests.service.fakes import (
     Fed,
     Rig,
     busy,
+    draft,
     idle_after,
     make_pane,
     make_watched,
@@ -192,3 +193,22 @@ def test_an_instant_answer_takes_the_message_up_but_its_echo_alone_does_not() ->
     w.last_read = float("-inf")
     s.observer.screen(w)
     assert w.delivered_at is None
+
+
+def test_the_continue_pitcrew_typed_is_its_own_even_while_the_old_turn_is_the_newest_echo(
+        ) -> None:
+    """A resumed session shows its history: under load the reading that sees it go busy can
+    still show the crashed prompt as the newest echo. The box held what Pitcrew typed, so
+    the prompt is Pitcrew's (taken for the user's, it reset the attempt count: a crash loop
+    restarted "1 of 3" for ever)."""
+    s = Setup()
+    old = idle_after("crash 3 1")
+    w = s.rig.terminal(screen=old)
+    s.observer.screen(w)
+    w.typed_text, w.typed_at = "continue where you left off", s.rig.clock.mono()
+    s.rig.tmux.screens["%1"] = draft("continue where you left off", before=old)
+    s.observer.screen(w)
+    s.rig.tmux.screens["%1"] = busy("crash 3 1")
+    s.observer.screen(w)
+    [submitted] = [o for o in s.fed.observations if isinstance(o, PromptSubmitted)]
+    assert submitted.by_pitcrew and submitted.text == "continue where you left off"
