@@ -4,9 +4,6 @@ server that reuses the pane id, and across a `kill -9` of Pitcrew itself."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -24,6 +21,7 @@ from tests.e2e.test_launch_styles_e2e import (
     toy_home,
     watch,
 )
+from tests.e2e.test_toy_autopilot_e2e import pitcrew
 from tests.support.tmux_server import TmuxServer
 from tests.support.waiting import wait_until
 
@@ -53,6 +51,20 @@ def killed_during_the_backoff(tmux: TmuxServer, home: Path, pane: str) -> None:
         w.proc.wait()
 
 
+def another_agent_after_a_server_restart(tmux: TmuxServer, w, pane: str, tmp_path: Path) -> str:
+    """The tmux server is killed (the watcher notices) and a new one starts another agent, in
+    another project, in a pane with the same id."""
+    tmux.tmux.run("kill-server")
+    w.wait_for("the tmux server", timeout=10)
+    other = tmp_path / "other-project"
+    other.mkdir()
+    new_pane = tmux.start(f"env TOYAGENT_HOME={toy_home(tmux) / 'other'} {SCRIPT}",
+                          cwd=other, keep_dead=False)
+    assert new_pane == pane, "the new server reuses the pane id"
+    tmux.wait_for_text(new_pane, "▸")
+    return new_pane
+
+
 def _waiting(home: Path) -> bool:
     import json
 
@@ -71,14 +83,8 @@ def test_a_restarted_tmux_server_that_reuses_the_pane_id_gets_nothing_typed(
     try:
         w.wait_for(f"{pane}: idle")
         crashed_and_waiting(tmux, home, pane)
-        tmux.tmux.run("kill-server")         # the server goes away while a resume is pending
-        w.wait_for("the tmux server", timeout=10)
-        other = tmp_path / "other-project"
-        other.mkdir()
-        new_pane = tmux.start(f"env TOYAGENT_HOME={toy_home(tmux) / 'other'} {SCRIPT}",
-                              cwd=other, keep_dead=False)
-        assert new_pane == pane, "the new server reuses the pane id"
-        tmux.wait_for_text(new_pane, "▸")
+        new_pane = another_agent_after_a_server_restart(tmux, w, pane, tmp_path)   # while a
+        # resume is pending
         w.wait_for("tmux server was restarted", timeout=10)
         time.sleep(6)                        # past the old incident's 5 s wait
     finally:
@@ -141,19 +147,10 @@ def test_a_message_queued_before_a_tmux_restart_is_not_typed_into_the_new_pane(
         w.wait_for(f"{pane}: idle")
         tmux.type(pane, "slow 300 a long job")
         w.wait_for(f"{pane}: busy")
-        sent = subprocess.run([sys.executable, "-m", "pitcrew.supervisor", "send", pane,
-                               "meant for the old agent"], capture_output=True, text=True,
-                              timeout=60, env={**os.environ, "PITCREW_TMUX_SOCKET": tmux.name})
+        sent = pitcrew(tmux, "send", pane, "meant for the old agent")
         assert sent.returncode == 0, sent.stdout + sent.stderr
         w.wait_for("queued a message")
-        tmux.tmux.run("kill-server")
-        w.wait_for("the tmux server", timeout=10)
-        other = tmp_path / "other-project"
-        other.mkdir()
-        new_pane = tmux.start(f"env TOYAGENT_HOME={toy_home(tmux) / 'other'} {SCRIPT}",
-                              cwd=other, keep_dead=False)
-        assert new_pane == pane, "the new server reuses the pane id"
-        tmux.wait_for_text(new_pane, "▸")
+        new_pane = another_agent_after_a_server_restart(tmux, w, pane, tmp_path)
         w.wait_for(f"{pane}: idle", timeout=20)
         w.wait_for("not typed", timeout=30)
         time.sleep(2)
