@@ -83,8 +83,8 @@ def test_a_restarted_tmux_server_that_reuses_the_pane_id_gets_nothing_typed(
     try:
         w.wait_for(f"{pane}: idle")
         crashed_and_waiting(tmux, home, pane)
-        new_pane = another_agent_after_a_server_restart(tmux, w, pane, tmp_path)   # while a
-        # resume is pending
+        # the server goes away while a resume is pending
+        new_pane = another_agent_after_a_server_restart(tmux, w, pane, tmp_path)
         w.wait_for("tmux server was restarted", timeout=10)
         time.sleep(6)                        # past the old incident's 5 s wait
     finally:
