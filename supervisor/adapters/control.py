@@ -19,6 +19,7 @@ sends is its own format subscription. What it reports (`emit`):
   loop that rescans on them sees a freshly selected pane at once. `%pane-mode-changed` (copy
   mode on or off) does not: no pane came or went (`PaneInfo.in_mode` says whether typing
   would land in copy mode).
+* `Attached(session, panes)` once, when tmux has attached the client.
 * `ControlGone(session, reason, server_gone)` once, when the client ended without `stop()`:
   the session closed, or — `server_gone` — the whole tmux server went away (killed, crashed,
   or its last session closed), which the loop logs as "the tmux server went away". Every
@@ -70,6 +71,16 @@ class Topology:
 
     session: str
     pane_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Attached:
+    """The client of `session` is attached: from now on its `panes` report their output.
+    What they printed before (a session's client connects only once it is quiet, see
+    service/control_sessions.py) is read once now."""
+
+    session: str
+    panes: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,6 +215,7 @@ class ControlClient(threading.Thread):
                     self._subscribed = True
                     self._subscribe(sorted(self._panes))
                     self._attached.set()
+                    self.emit(Attached(self.session, tuple(sorted(self._panes))))
                 elif self._subscribed and not line.startswith(FOCUS):
                     self._panes_changed()
                 self.emit(Topology(self.session))

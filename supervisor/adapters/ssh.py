@@ -37,7 +37,13 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from pitcrew.supervisor.adapters.control import ControlClient, ControlGone, Output, Topology
+from pitcrew.supervisor.adapters.control import (
+    Attached,
+    ControlClient,
+    ControlGone,
+    Output,
+    Topology,
+)
 from pitcrew.supervisor.adapters.remote_shell import Ran, RemoteShell
 from pitcrew.supervisor.adapters.tmux import SEP, PaneInfo, Tmux, TmuxResult
 from pitcrew.supervisor.core.errors import TmuxError
@@ -286,6 +292,8 @@ class RemoteControlClient(ControlClient):
             event = Output(prefix + event.pane_id, event.at)
         elif isinstance(event, Topology) and event.pane_id is not None:
             event = Topology(event.session, prefix + event.pane_id)
+        elif isinstance(event, Attached):
+            event = Attached(event.session, tuple(prefix + p for p in event.panes))
         self.sink(event)
 
     def start_client(self) -> bool:

@@ -45,7 +45,7 @@ PANE_FIELDS = (
     "pane_dead", "pane_dead_status", "pane_dead_signal", "pane_current_path",
     "pane_current_command", "pane_tty", "pane_width", "pane_height", "pane_active",
     "pane_title", "pane_start_command", "pane_start_path", "cursor_x", "cursor_y",
-    "pane_in_mode",
+    "pane_in_mode", "session_created",
 )
 SERVER_FIELDS = ("socket_path", "pid", "start_time")
 _NO_SERVER = ("no server running", "error connecting to", "server exited", "lost server")
@@ -92,6 +92,7 @@ class PaneInfo:
     cursor_x: int        # where the cursor is: the column after a shell prompt or a typed line
     cursor_y: int
     in_mode: bool        # copy mode (or another mode) is on: typed keys would not reach the app
+    session_created: int = 0   # epoch seconds, on the tmux server's own clock (0: unknown)
 
     @property
     def target(self) -> str:
@@ -137,6 +138,7 @@ def parse_pane_line(line: str) -> PaneInfo | None:
         cursor_x=_int(f["cursor_x"]),
         cursor_y=_int(f["cursor_y"]),
         in_mode=f["pane_in_mode"] == "1",
+        session_created=_int(f["session_created"]),
     )
 
 

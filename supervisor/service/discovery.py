@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Protocol
 
 from pitcrew.supervisor.adapters import processes
@@ -59,7 +59,7 @@ class Discovery:
                  saved: Callable[[str], TerminalState | None],
                  saved_launch: Callable[[str], LaunchContext | None],
                  server_id: Callable[[], str | None],
-                 sync_sessions: Callable[[Iterable[str]], None], changed: Changed,
+                 sync_sessions: Callable[[Mapping[str, int]], None], changed: Changed,
                  gone_while_confirming: Callable[[Watched, PaneInfo], None],
                  find: FindAgent = find_agent,
                  capture: Capture = processes.launch_context,
@@ -96,7 +96,7 @@ class Discovery:
     def rescan(self) -> None:
         self.last_rescan = self.clock.mono()
         panes = self.tmux.list_panes()
-        self.sync_sessions({p.session_name for p in panes})
+        self.sync_sessions({p.session_name: p.session_created for p in panes})
         seen = set()
         for pane in panes:
             seen.add(self.key(pane.pane_id))

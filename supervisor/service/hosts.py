@@ -32,6 +32,7 @@ from pitcrew.supervisor.core.errors import TmuxError
 from pitcrew.supervisor.core.hosts import LOCAL, Host, HostState
 from pitcrew.supervisor.core.records import Relaunch
 from pitcrew.supervisor.core.timeouts import Timeout
+from pitcrew.supervisor.service.control_sessions import ControlSessions
 from pitcrew.supervisor.service.discovery import Discovery
 from pitcrew.supervisor.service.events import Wakeup
 from pitcrew.supervisor.service.identity import ServerWatch
@@ -65,10 +66,11 @@ class Remote:
     discovery: Discovery | None = None
     reader: Reader | None = None
     relauncher: Relauncher | None = None
-    controls: dict[str, RemoteControlClient] | None = None
+    controls: ControlSessions[RemoteControlClient] | None = None
 
 
 RESCAN_EVERY = 10.0     # seconds: fallback re-listing of a host (events cover the rest)
+WAITING_RESCAN_EVERY = 1.0   # … while a session waits for its control client
 Build = Callable[[Remote], tuple[Discovery, Reader, Relauncher]]
 
 
@@ -87,9 +89,12 @@ class Hosts:
                 continue
             link = SshLink(host, control, self._link_changed(host.name))
             tmux = RemoteTmux(link)
-            self.remotes[host.name] = Remote(host, link, tmux, RemoteProcs(link),
-                                             RemoteExits(), RemoteSessions(link),
-                                             ServerWatch(tmux), controls={})
+            remote = Remote(host, link, tmux, RemoteProcs(link), RemoteExits(),
+                            RemoteSessions(link), ServerWatch(tmux))
+            # that host's clock is not ours: a session is young by when it was first listed
+            remote.controls = ControlSessions(self._connector(remote), self.mono,
+                                              lambda: 0.0, trust_created=False)
+            self.remotes[host.name] = remote
 
     def _link_changed(self, name: str) -> Callable[[str, str], None]:
         return lambda state, why: self.post(HostEvent(name, state, why))
@@ -110,8 +115,8 @@ class Hosts:
 
     def stop(self) -> None:
         for remote in self.remotes.values():
-            for client in (remote.controls or {}).values():
-                client.stop()
+            if remote.controls is not None:
+                remote.controls.stop()
             remote.link.stop()
 
     # -- on the loop's thread -------------------------------------------------------------
@@ -131,16 +136,17 @@ class Hosts:
             case HostState.DOWN | HostState.CONNECTING:
                 self.changed()
                 self._unseen(remote, True)
-                for client in (remote.controls or {}).values():
-                    client.stop()
-                (remote.controls or {}).clear()
+                if remote.controls is not None:
+                    remote.controls.stop()
             case Topology(pane_id=str(pane_id)):
                 self._guarded(remote, lambda: self._pane_changed(remote, pane_id))
-            case Topology() :
+            case Topology():
+                if remote.controls is not None:
+                    remote.controls.news()
                 self.rescan_host(remote)
             case ControlGone(session=session):
                 if remote.controls is not None:
-                    remote.controls.pop(session, None)
+                    remote.controls.gone(session)
                 self.rescan_host(remote)
 
     def _unseen(self, remote: Remote, down: bool) -> None:
@@ -157,12 +163,21 @@ class Hosts:
                     w.fired.discard(Timeout.IDLE.value)
 
     def rescan(self) -> None:
-        """The fallback look at every host that is up, at most every RESCAN_EVERY seconds
-        (the loop asks every second while no local tmux server runs)."""
+        """The fallback look at every host that is up, at most every RESCAN_EVERY seconds,
+        or every second while one of its sessions waits for its control client (the loop
+        asks every second then, and while no local tmux server runs)."""
         now = self.mono()
         for name, remote in self.remotes.items():
-            if now - self.looked.get(name, -1e9) >= RESCAN_EVERY:
+            every = RESCAN_EVERY if remote.controls is None or not remote.controls.first_listed \
+                else WAITING_RESCAN_EVERY
+            if now - self.looked.get(name, -1e9) >= every:
                 self.rescan_host(remote, full=False)
+
+    @property
+    def settled(self) -> bool:
+        """No session on a host that is up waits for its control client."""
+        return not any(r.controls.first_listed for r in self.remotes.values()
+                       if r.controls is not None and r.link.state == HostState.UP)
 
     def rescan_host(self, remote: Remote, full: bool = True) -> None:
         """List the host's panes. `full`: take a process listing first (after the link came
@@ -237,15 +252,15 @@ class Hosts:
         ref = remote.sessions.find_session(w.provider.sessions, w.cwd, env, w.agent_started)
         return ref.session_id if ref else w.state.session_id
 
-    def sync_sessions(self, remote: Remote, sessions: Iterable[str]) -> None:
-        controls = remote.controls if remote.controls is not None else {}
-        now = set(sessions)
-        for session in now - controls.keys():
+    def sync_sessions(self, remote: Remote, sessions: Mapping[str, int]) -> None:
+        if remote.controls is not None:
+            remote.controls.sync(sessions)
+
+    def _connector(self, remote: Remote) -> Callable[[str], RemoteControlClient | None]:
+        def connect(session: str) -> RemoteControlClient | None:
             client = RemoteControlClient(remote.tmux, session, self._control_event(remote))
-            if client.start_client():
-                controls[session] = client
-        for session in controls.keys() - now:
-            controls.pop(session).stop()
+            return client if client.start_client() else None
+        return connect
 
     def _control_event(self, remote: Remote) -> Callable[[object], None]:
         name = remote.host.name

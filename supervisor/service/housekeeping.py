@@ -32,14 +32,14 @@ log = logging.getLogger("pitcrew")
 READ_EVERY = 1.0        # seconds: at most one screen read per changing pane per second
 READ_BUDGET = 0.1       # seconds of screen reads per pass while events wait
 RESCAN_EVERY = 10.0     # seconds: fallback re-listing of panes (events cover the rest)
-NO_SERVER_RESCAN_EVERY = 1.0   # … and while no session exists (no control client to say)
+UNWATCHED_RESCAN_EVERY = 1.0   # … while no session exists, or one waits for its client
 DELIVERY_SWEEP_EVERY = 5.0   # seconds: re-check deliveries even without a job
 RECORD_RETRY_EVERY = 2.0  # seconds: retry a data folder that refused a write
 
 
 class Housekeeping:
     def __init__(self, clock: Clock, watched: Mapping[str, Watched],
-                 events_waiting: Callable[[], bool], has_controls: Callable[[], bool],
+                 events_waiting: Callable[[], bool], all_connected: Callable[[], bool],
                  last_rescan: Callable[[], float], rescan: Callable[[], None],
                  ledger: Ledger, book: StateBook, autopilot: AutopilotService, inbox: Inbox,
                  commands: Spool, commands_since: float | None, hooks: Spool,
@@ -48,7 +48,7 @@ class Housekeeping:
         """`commands_since`: a first start skips queued commands older than this (wall time;
         None: all are read). `events_waiting`: whether the loop's queue holds events."""
         self.clock, self.watched, self.events_waiting = clock, watched, events_waiting
-        self.has_controls, self.last_rescan, self.rescan = has_controls, last_rescan, rescan
+        self.all_connected, self.last_rescan, self.rescan = all_connected, last_rescan, rescan
         self.ledger, self.book, self.autopilot, self.inbox = ledger, book, autopilot, inbox
         self.commands, self.commands_since, self.hooks = commands, commands_since, hooks
         self.deliveries, self.reruns = deliveries, reruns
@@ -70,8 +70,8 @@ class Housekeeping:
                 and mono - self.last_record_retry > RECORD_RETRY_EVERY:
             self.catch_up(mono)
         since = mono - self.last_rescan()
-        if since > RESCAN_EVERY or (not self.has_controls() and since > NO_SERVER_RESCAN_EVERY):
-            self.rescan()   # with no session there is no control client to tell us of one
+        if since > RESCAN_EVERY or (not self.all_connected() and since > UNWATCHED_RESCAN_EVERY):
+            self.rescan()   # no control client tells us of a session it is not attached to
         self.inbox.reload_settings()
         self.read_spools()
         if mono - self.last_delivery_sweep > DELIVERY_SWEEP_EVERY:

@@ -17,7 +17,7 @@ import logging
 import os
 import queue
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from apscheduler.schedulers.background import BackgroundScheduler
@@ -42,11 +42,13 @@ from pitcrew.supervisor.service import deliveries as delivery_store
 from pitcrew.supervisor.service import launches as launch_store
 from pitcrew.supervisor.service.app_context import AppContext
 from pitcrew.supervisor.service.autopilot import AutopilotService
+from pitcrew.supervisor.service.control_sessions import ControlSessions
 from pitcrew.supervisor.service.deliveries import Deliveries
 from pitcrew.supervisor.service.diagnoses import Diagnoses
 from pitcrew.supervisor.service.discovery import Discovery
 from pitcrew.supervisor.service.effects import Effects
 from pitcrew.supervisor.service.events import (
+    Attached,
     CommandArrived,
     ControlGone,
     DeliveryDue,
@@ -130,7 +132,8 @@ class Supervisor:
         self._changed = True
         self._published = 0.0
         self.view_cache = ViewCache()
-        self.controls: dict[str, ControlClient] = {}
+        self.sessions: ControlSessions[ControlClient] = ControlSessions(
+            self._connect, self.clock.mono, self.clock.wall)
         self.exits = ExitWatcher(self.post)
         self.servers = ServerWatch(self.tmux)
         self._typed_ids: set[str] | None = None
@@ -150,7 +153,7 @@ class Supervisor:
                                self.deliveries.restore)
         self.housekeeper = Housekeeping(
             self.clock, self.watched, lambda: not self.events.empty(),
-            lambda: bool(self.controls), lambda: self.discovery.last_rescan, self.rescan,
+            self.all_connected, lambda: self.discovery.last_rescan, self.rescan,
             self.ledger, self.book, self.autopilot, self.inbox, self.commands,
             self.clock.wall() - COMMAND_MAX_AGE if offset is None else None, self.hooks,
             self.deliveries, self.reruns, self.observer, self.watchdog)
@@ -286,15 +289,18 @@ class Supervisor:
         disabled = set(self.settings.current().disabled_providers)
         return [p for p in self.app.registry if p.name not in disabled]
 
-    def sync_sessions(self, sessions: Iterable[str]) -> None:
-        """One control-mode client per tmux session."""
-        now = set(sessions)
-        for session in now - self.controls.keys():
-            client = ControlClient(self.tmux, session, self.post)
-            if client.start_client():
-                self.controls[session] = client
-        for session in self.controls.keys() - now:
-            self.controls.pop(session).stop()
+    def _connect(self, session: str) -> ControlClient | None:
+        client = ControlClient(self.tmux, session, self.post)
+        return client if client.start_client() else None
+
+    def sync_sessions(self, sessions: Mapping[str, int]) -> None:
+        """One control-mode client per tmux session (service/control_sessions.py)."""
+        self.sessions.sync(sessions)
+
+    def all_connected(self) -> bool:
+        """Every session here and on every host has its control client; until then the
+        loop lists panes every second."""
+        return self.sessions.settled and self.hosts.settled
 
     def maybe_publish(self, force: bool = False) -> None:
         if self.publish is None:
@@ -378,8 +384,7 @@ class Supervisor:
     def shutdown(self) -> None:
         self.effects.flush()
         self.diagnoses.shutdown()
-        for client in self.controls.values():
-            client.stop()
+        self.sessions.stop()
         self.hosts.stop()
         self.exits.stop()
         with contextlib.suppress(Exception):
@@ -398,12 +403,19 @@ class Supervisor:
                     w.last_output_wall = wall
             case Topology(pane_id=str(pane_id)) | Rescan(pane_id=str(pane_id)):
                 self.discovery.rescan_pane(pane_id)
-            case Topology() | Rescan(pane_id=None):
+            case Topology():
+                self.sessions.news()
                 self.rescan()
+            case Rescan(pane_id=None):
+                self.rescan()
+            case Attached(panes=panes):
+                for pane_id in panes:     # what it printed before its client was attached
+                    if (w := self.watched.get(self.discovery.key(pane_id))) is not None:
+                        w.dirty = True
             case HostEvent():
                 self.hosts.handle(event)
             case ControlGone(session=session):
-                self.controls.pop(session, None)
+                self.sessions.gone(session)
                 self.rescan()
             case Report(key=key, observation=observation):
                 if (w := self.watched.get(key)) is not None:

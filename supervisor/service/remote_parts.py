@@ -9,7 +9,7 @@ records), never itself.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pitcrew.supervisor.adapters.clock import local_zone
@@ -30,7 +30,7 @@ class RemoteParts:
                  feed: Callable[[Watched, Observation], tuple[Action, ...]],
                  saved: Callable[[str], TerminalState | None],
                  launch_of: Callable[[str], LaunchContext | None],
-                 sync_sessions: Callable[[Remote, Iterable[str]], None], changed: Changed,
+                 sync_sessions: Callable[[Remote, Mapping[str, int]], None], changed: Changed,
                  observer: Observer) -> None:
         """`observer`: the local one; each host gets a copy that asks the host's shells."""
         self.clock, self.watched, self.providers, self.feed = clock, watched, providers, feed

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from pitcrew.supervisor.adapters.control import (
+    Attached,
     ControlClient,
     ControlGone,
     Output,
@@ -170,6 +171,24 @@ def test_the_client_is_attached_when_start_returns(tmux: TmuxServer) -> None:
         assert "control-mode" in flags and "attached" in flags
     finally:
         client.stop()
+
+
+def test_attaching_names_the_panes_whose_earlier_output_it_did_not_see(
+    tmux: TmuxServer
+) -> None:
+    """A session's client connects only once the server is quiet: what its panes printed
+    before must be read once, or a screen that changed meanwhile is never looked at."""
+    first = tmux.start("exec sleep 300")
+    second = tmux.start("exec sleep 301")
+    events: queue.Queue[object] = queue.Queue()
+    client = ControlClient(tmux.tmux, tmux._first_session(), events.put)
+    assert client.start_client()
+    try:
+        attached = _within(events, 5.0, lambda e: isinstance(e, Attached))
+    finally:
+        client.stop()
+    assert isinstance(attached, Attached) and attached.session == tmux._first_session()
+    assert {first, second} <= set(attached.panes)
 
 
 def test_changing_the_server_right_after_connecting_does_not_crash_tmux(

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pitcrew.supervisor.adapters.control import ControlGone, Output, Topology
+from pitcrew.supervisor.adapters.control import Attached, ControlGone, Output, Topology
 from pitcrew.supervisor.adapters.remote_procs import RemoteProcs
 from pitcrew.supervisor.adapters.remote_sessions import RemoteSessions
 from pitcrew.supervisor.adapters.ssh import HostDown, RemoteControlClient, RemoteTmux, SshLink
@@ -46,7 +46,9 @@ def test_tmux_and_its_control_client_run_over_one_connection_with_the_hosts_pane
     client = RemoteControlClient(tmux, "work", events.put)
     assert client.start_client()
     try:
-        assert isinstance(events.get(timeout=10), Topology)     # attached: now it hears all
+        attached = events.get(timeout=10)                      # attached: now it hears all
+        assert isinstance(attached, Attached) and f"gpu1:{pane}" in attached.panes
+        assert isinstance(events.get(timeout=10), Topology)
         tmux.send_text(f"gpu1:{pane}", "echo over-ssh")
         tmux.send_keys(f"gpu1:{pane}", "Enter")
         wait_until(lambda: "over-ssh\n" in (tmux.capture(f"gpu1:{pane}") or ""), 10)

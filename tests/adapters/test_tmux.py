@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import psutil
 import pytest
 
@@ -21,6 +23,7 @@ def test_lists_every_pane_with_pid_path_and_command(tmux: TmuxServer, tmp_path) 
     assert info.pid > 0 and not info.dead
     assert info.target.startswith(info.session_name + ":")
     assert pane in {p.pane_id for p in tmux.tmux.list_panes()}
+    assert 0 <= time.time() - info.session_created < 60   # a young session waits for its client
 
 
 def test_dead_pane_keeps_its_exit_status(tmux: TmuxServer) -> None:

@@ -17,7 +17,7 @@ import pytest
 
 from pitcrew.supervisor.core.recovery import CONTINUE_MESSAGE
 from tests.faults.harness import badges, prompts, rows, start_agent, wait_badges, watch
-from tests.support.tmux_server import TmuxServer
+from tests.support.tmux_server import FAKE_AGENT_DIR, TmuxServer
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.e2e
@@ -117,3 +117,57 @@ def test_a_hung_or_vanished_tmux_mid_run_costs_a_timeout_not_the_watcher(
         w.stop()
     assert prompts(tmux) == ["crash 3 1", CONTINUE_MESSAGE]
     assert not w.saw("Traceback")
+
+
+# A workspace script as tmuxinator or tmuxp runs one, or a user writes: sessions created,
+# windows added, panes split and selected, an agent started in each, old ones closed. (Plain
+# `sh` panes: a login bash here runs pyenv's rehash, which queues on one lock for 90 shells.)
+WORKSPACES = """
+i=1
+while [ "$i" -le "$N" ]; do
+  $T new-session -d -s "proj$i" -c "$DIR" sh
+  $T new-window -t "proj$i" -c "$DIR" sh
+  $T split-window -t "proj$i" -c "$DIR" sh
+  $T select-layout -t "proj$i" tiled
+  $T select-window -t "proj$i:^"
+  $T select-pane -t "proj$i:^.0"
+  $T send-keys -t "proj$i:^.0" "FAKEAGENT_HOME=$FAKE $AGENT" Enter
+  [ "$i" -gt 2 ] && $T kill-session -t "proj$((i - 2))"
+  i=$((i + 1))
+done
+"""
+
+
+def test_a_script_building_workspaces_while_pitcrew_watches_never_crashes_tmux(
+    tmux: TmuxServer, home: Path, tmp_path: Path
+) -> None:
+    """tmux 3.3a–3.7 crash, the whole server with every agent in it, when such a burst reaches
+    a control client that is still connecting; Pitcrew, told of each new session by that very
+    burst, connected to it at once. Now it waits for a quiet server and a session that is
+    not being built, then watches the new agents as any other."""
+    first = start_agent(tmux, tmp_path)
+    server = tmux.tmux.server_identity()
+    script = tmp_path / "workspaces.sh"
+    script.write_text(WORKSPACES)
+    w = watch(tmux)
+    try:
+        w.wait_for(f"{first}: idle")
+        subprocess.run(["sh", str(script)], timeout=120, capture_output=True, env={
+            **os.environ, "T": f"tmux -L {tmux.name} -f /dev/null", "N": "30",
+            "DIR": str(tmp_path), "FAKE": str(tmux.fake_home),
+            "AGENT": str(FAKE_AGENT_DIR / "fakeagent")})
+        assert tmux.tmux.server_identity() == server, \
+            "the tmux server crashed (the script's next command started a fresh one)"
+        agents = [p.pane_id for p in tmux.tmux.list_panes() if p.session_name == "proj30"
+                  and p.window_index == 0 and p.pane_index == 0]
+        assert len(agents) == 1
+        w.wait_for(f"{agents[0]}: idle", timeout=30)
+        wait_until(lambda: "proj30" in tmux.tmux.run("list-clients", "-F",
+                                                     "#{client_session}").stdout.split(),
+                   timeout=40, message="Pitcrew's control client on the new session")
+        tmux.type(agents[0], "work 3")       # its output reaches Pitcrew through that client
+        w.wait_for(f"{agents[0]}: busy (was ", timeout=10)
+    finally:
+        assert w.stop() == 0
+    assert tmux.tmux.server_identity() == server
+    assert not [line for line in w.lines if "Traceback" in line]

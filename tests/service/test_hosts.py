@@ -89,3 +89,39 @@ def test_the_view_names_each_terminals_host_and_each_hosts_connection(tmp_path: 
     assert [(h.name, h.state, h.problem) for h in _hosts(source)] == [("gpu1", "down",
                                                                         "refused")]
     assert _hosts(SimpleNamespace()) == () and host_of(SimpleNamespace(), "x:%1") == "local"
+
+
+class Stoppable:
+    def stop(self) -> None: ...
+
+
+def test_a_remote_session_waiting_for_its_client_is_listed_every_second(tmp_path: Path) -> None:
+    now = [100.0]
+    hosts = Hosts([Host("gpu1", "me@gpu1")], tmp_path, [].append, lambda: None, {},
+                  lambda: now[0])
+    remote = hosts.remotes["gpu1"]
+    assert remote.controls is not None
+    remote.link.state = HostState.UP
+    looked: list[float] = []
+
+    def rescan_host(r: Any, full: bool = True) -> None:
+        looked.append(now[0])
+        hosts.looked[r.host.name] = now[0]
+    hosts.rescan_host = rescan_host              # type: ignore[method-assign]
+    remote.controls.connect = lambda name: None  # not attached yet
+    hosts.sync_sessions(remote, {"work": 0})
+    assert not hosts.settled
+    hosts.rescan()
+    now[0] += 1.0
+    hosts.rescan()
+    assert looked == [100.0, 101.0]
+    remote.controls.connect = lambda name: Stoppable()
+    hosts.sync_sessions(remote, {"work": 0})
+    assert hosts.settled
+    now[0] += 1.0
+    hosts.rescan()
+    assert looked == [100.0, 101.0]              # attached: the 10 s fallback again
+    remote.link.state = HostState.DOWN
+    remote.controls.connect = lambda name: None
+    hosts.sync_sessions(remote, {"work": 0, "api": 0})
+    assert hosts.settled                         # a host that is down waits for no one

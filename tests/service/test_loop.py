@@ -18,6 +18,7 @@ from pitcrew.supervisor.core.records import Incident, Phase, Superseded
 from pitcrew.supervisor.core.screen import Classification, ScreenState
 from pitcrew.supervisor.service import housekeeping, loop
 from pitcrew.supervisor.service.events import (
+    Attached,
     CommandArrived,
     DeliveryDue,
     DiagnosisDone,
@@ -59,6 +60,15 @@ def test_output_marks_the_terminal_to_be_read(lp: Loop) -> None:
     lp.sup.handle(Output("%1", 1234.5))
     assert w.dirty and not w.quiet_reported and w.last_output == 1234.5
     lp.sup.handle(Output("%9", 1.0))                      # not an agent terminal: ignored
+
+
+def test_a_client_attached_later_has_its_panes_read_without_counting_as_output(
+    lp: Loop
+) -> None:
+    w = lp.watch()
+    w.dirty, w.last_output = False, 100.0
+    lp.sup.handle(Attached("work", ("%1", "%9")))
+    assert w.dirty and w.last_output == 100.0    # read once; its quiet time still counts
 
 
 def test_a_wakeup_reads_the_screen_and_resumes_a_crashed_agent(lp: Loop) -> None:
