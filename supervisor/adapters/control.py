@@ -19,6 +19,10 @@ sends is its own format subscription. What it reports (`emit`):
   loop that rescans on them sees a freshly selected pane at once. `%pane-mode-changed` (copy
   mode on or off) does not: no pane came or went (`PaneInfo.in_mode` says whether typing
   would land in copy mode).
+* `Activity(session)` for the other lines tmux sends to every control client, whatever its
+  session (copy mode on or off, a client detached, a session renamed): nothing to list
+  again, but, like a topology line, a sign that the server is busy — no new client connects
+  now (service/control_sessions.py says why).
 * `Attached(session, panes)` once, when tmux has attached the client.
 * `ControlGone(session, reason, server_gone)` once, when the client ended without `stop()`:
   the session closed, or — `server_gone` — the whole tmux server went away (killed, crashed,
@@ -48,6 +52,8 @@ TOPOLOGY = (
     b"%window-pane-changed", b"%session-changed",
 )
 FOCUS = (b"%session-window-changed", b"%window-pane-changed")   # no pane came or went
+ACTIVITY = (b"%pane-mode-changed", b"%client-detached", b"%session-renamed",
+            b"%client-session-changed")
 SUBSCRIPTION = "pitcrew-pane"
 # How long `start_client` waits for its client to be attached. tmux 3.3a–3.7 crash (the whole
 # server, every pane with it) when a notification reaches a control client that has said it is
@@ -71,6 +77,13 @@ class Topology:
 
     session: str
     pane_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Activity:
+    """tmux reported a change that moves no pane: the server is busy now."""
+
+    session: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,6 +232,8 @@ class ControlClient(threading.Thread):
                 elif self._subscribed and not line.startswith(FOCUS):
                     self._panes_changed()
                 self.emit(Topology(self.session))
+            elif line.startswith(ACTIVITY):
+                self.emit(Activity(self.session))
             elif line.startswith(b"%subscription-changed "):
                 self._pane_changed(line.decode("utf-8", "backslashreplace"))
             elif line.startswith(b"%exit"):

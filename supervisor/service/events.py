@@ -1,8 +1,8 @@
 """Everything that reaches the loop's queue, as typed records.
 
-The adapters' own events (`Output`, `Topology`, `Attached`, `ControlGone` from the control-mode
-client, `ProcessGone` from the exit watcher) are re-exported here, so the loop matches on one
-module.
+The adapters' own events (`Output`, `Topology`, `Activity`, `Attached`, `ControlGone` from the
+control-mode client, `ProcessGone` from the exit watcher) are re-exported here, so the loop
+matches on one module.
 """
 
 from __future__ import annotations
@@ -10,14 +10,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pitcrew.supervisor.adapters.checker_cli import Diagnosis
-from pitcrew.supervisor.adapters.control import Attached, ControlGone, Output, Topology
+from pitcrew.supervisor.adapters.control import (
+    Activity,
+    Attached,
+    ControlGone,
+    Output,
+    Topology,
+)
 from pitcrew.supervisor.adapters.exits import ProcessGone
 from pitcrew.supervisor.api.commands import Command
 from pitcrew.supervisor.core.records import Observation
 
 __all__ = [
-    "Attached", "CommandArrived", "ControlGone", "DeliveryDue", "DiagnosisDone", "Output",
-    "PressEnter", "ProcessGone", "Report", "Rescan", "Stop", "Topology", "Wakeup",
+    "Activity", "Attached", "CommandArrived", "ControlGone", "DeliveryDue", "DiagnosisDone",
+    "Output", "PressEnter", "ProcessGone", "Report", "Rescan", "Stop", "Topology", "Wakeup",
 ]
 
 

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pitcrew.supervisor.adapters.control import ControlGone, Topology
+from pitcrew.supervisor.adapters.control import Activity, ControlGone, Topology
 from pitcrew.supervisor.adapters.exits import ProcessGone
 from pitcrew.supervisor.adapters.notifier import Message
 from pitcrew.supervisor.adapters.remote_procs import RemoteExits, RemoteProcs
@@ -47,7 +47,7 @@ log = logging.getLogger("pitcrew")
 @dataclass(frozen=True, slots=True)
 class HostEvent:
     """Something about one remote host: its link changed state (`event` is a HostState
-    value), or its control clients said so (Topology, ControlGone)."""
+    value), or its control clients said so (Topology, Activity, ControlGone)."""
 
     host: str
     event: object
@@ -144,6 +144,9 @@ class Hosts:
                 if remote.controls is not None:
                     remote.controls.news()
                 self.rescan_host(remote)
+            case Activity():
+                if remote.controls is not None:
+                    remote.controls.news()
             case ControlGone(session=session):
                 if remote.controls is not None:
                     remote.controls.gone(session)
@@ -266,10 +269,10 @@ class Hosts:
         name = remote.host.name
 
         def emit(event: object) -> None:
-            if isinstance(event, Topology | ControlGone):
+            if isinstance(event, Topology | Activity | ControlGone):
                 self.post(HostEvent(name, event))
             else:
-                self.post(event)      # Output, already with the host's pane id
+                self.post(event)      # Output, Attached: already with the host's pane ids
         return emit
 
 

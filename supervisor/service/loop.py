@@ -48,6 +48,7 @@ from pitcrew.supervisor.service.diagnoses import Diagnoses
 from pitcrew.supervisor.service.discovery import Discovery
 from pitcrew.supervisor.service.effects import Effects
 from pitcrew.supervisor.service.events import (
+    Activity,
     Attached,
     CommandArrived,
     ControlGone,
@@ -408,6 +409,8 @@ class Supervisor:
                 self.rescan()
             case Rescan(pane_id=None):
                 self.rescan()
+            case Activity():
+                self.sessions.news()
             case Attached(panes=panes):
                 for pane_id in panes:     # what it printed before its client was attached
                     if (w := self.watched.get(self.discovery.key(pane_id))) is not None:

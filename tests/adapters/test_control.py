@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from pitcrew.supervisor.adapters.control import (
+    Activity,
     Attached,
     ControlClient,
     ControlGone,
@@ -135,6 +136,15 @@ def test_panes_already_there_are_not_reported_as_changed(watched) -> None:
     _, events = watched
     with pytest.raises(AssertionError):
         _within(events, 1.5, lambda e: isinstance(e, Topology) and e.pane_id is not None)
+
+
+def test_copy_mode_is_activity_not_a_pane_that_came_or_went(watched, tmux: TmuxServer) -> None:
+    _, events = watched
+    pane = tmux.tmux.list_panes()[-1].pane_id
+    _drain(events)
+    tmux.tmux.run("copy-mode", "-t", pane)
+    _within(events, 2.0, lambda e: isinstance(e, Activity))
+    assert not [e for e in _drain(events) if isinstance(e, Topology)]
 
 
 def test_a_closed_session_is_gone_but_the_server_is_not(tmux: TmuxServer) -> None:

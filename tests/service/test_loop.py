@@ -18,6 +18,7 @@ from pitcrew.supervisor.core.records import Incident, Phase, Superseded
 from pitcrew.supervisor.core.screen import Classification, ScreenState
 from pitcrew.supervisor.service import housekeeping, loop
 from pitcrew.supervisor.service.events import (
+    Activity,
     Attached,
     CommandArrived,
     DeliveryDue,
@@ -69,6 +70,14 @@ def test_a_client_attached_later_has_its_panes_read_without_counting_as_output(
     w.dirty, w.last_output = False, 100.0
     lp.sup.handle(Attached("work", ("%1", "%9")))
     assert w.dirty and w.last_output == 100.0    # read once; its quiet time still counts
+
+
+def test_tmux_activity_holds_back_a_new_sessions_client(lp: Loop) -> None:
+    connected: list[str] = []
+    lp.sup.sessions.connect = lambda name: connected.append(name)  # type: ignore[assignment]
+    lp.sup.handle(Activity("work"))               # copy mode on somewhere, say
+    lp.sup.sync_sessions({"new": 1})
+    assert connected == [] and not lp.sup.all_connected()
 
 
 def test_a_wakeup_reads_the_screen_and_resumes_a_crashed_agent(lp: Loop) -> None:
