@@ -20,7 +20,8 @@ sends is its own format subscription. What it reports (`emit`):
   mode on or off) does not: no pane came or went (`PaneInfo.in_mode` says whether typing
   would land in copy mode).
 * `Activity(session)` for the other lines tmux sends to every control client, whatever its
-  session (copy mode on or off, a client detached, a session renamed): nothing to list
+  session (copy mode on or off, a client detached, a session renamed, a paste buffer set or
+  deleted by tmux 3.4–3.6): nothing to list
   again, but, like a topology line, a sign that the server is busy — no new client connects
   now (service/control_sessions.py says why).
 * `Attached(session, panes)` once, when tmux has attached the client.
@@ -53,9 +54,9 @@ TOPOLOGY = (
 )
 FOCUS = (b"%session-window-changed", b"%window-pane-changed")   # no pane came or went
 ACTIVITY = (b"%pane-mode-changed", b"%client-detached", b"%session-renamed",
-            b"%client-session-changed")
+            b"%client-session-changed", b"%paste-buffer-changed", b"%paste-buffer-deleted")
 SUBSCRIPTION = "pitcrew-pane"
-# How long `start_client` waits for its client to be attached. tmux 3.3a–3.7 crash (the whole
+# How long `start_client` waits for its client to be attached. tmux 3.2–3.6 crash (the whole
 # server, every pane with it) when a notification reaches a control client that has said it is
 # one but has not finished connecting (`control_write` with no `control_state`): Pitcrew must
 # not change anything on a server while one of its control clients is still connecting.

@@ -1,6 +1,6 @@
 """One control-mode client per tmux session, connected only while the server is quiet.
 
-Why the wait: tmux 3.3a–3.7 crash — the whole server, every agent in it — when certain
+Why the wait: tmux 3.2–3.6 crash — the whole server, every agent in it — when certain
 notifications reach a control client that has said it is one but has not finished connecting
 (`control_write` with no `control_state`). Those notifications go to every control client,
 whatever its session: a session created or closed, a window or pane selected (`new-window`
@@ -9,21 +9,25 @@ that builds a workspace (tmuxinator, tmuxp, a user's own `tmux new-session -d �
 split-window …`) sends a burst of exactly those, and Pitcrew, told of the new session by
 that burst, would connect in the middle of it. So a new session gets its client only when
 
-* the server has said nothing for SETTLE seconds (`news()`: the loop calls it for every
-  topology line and every client that ended), and
-* the session is not young: created (tmux's `session_created`, whole seconds) YOUNG seconds
-  ago or more, or — where that time cannot be trusted (another host's clock) — first listed
+* the server has said nothing for SETTLE seconds (`news()`: every topology line, every
+  other line tmux sends all clients, every client that ended or was stopped, and a listing
+  whose sessions changed — which needs no client to notice), and
+* no session is young: created (tmux's `session_created`, whole seconds) YOUNG seconds ago
+  or more, or — where that time cannot be trusted (another host's clock) — first listed
   here that long ago;
 
 or once it has waited MAX_WAIT (a server that never goes quiet is still watched). Meanwhile
-`settled` is False and the loop lists panes every second, so a deferred session is picked up
-within a second of the quiet; screens are read by the fallback until then.
+`settled` is False and the loop lists panes every second and reads the waiting sessions'
+screens each time, so their agents are watched, only less promptly, until the client is
+attached (then `Attached` reads them once more).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from typing import Generic, Protocol, TypeVar
+
+from pitcrew.supervisor.adapters.control import Activity, ControlGone, Topology
 
 SETTLE = 1.0      # seconds without topology news before a new client connects
 YOUNG = 3.0       # seconds: a session created since is still being built (created is floored)
@@ -37,6 +41,13 @@ class Client(Protocol):
 C = TypeVar("C", bound=Client)
 
 
+def busy_sign(event: object) -> bool:
+    """Whether a control client's event says the server is busy: a topology line (not a
+    pane's own command change), any other line tmux sends every client, a client ended."""
+    return isinstance(event, Activity | ControlGone) or \
+        (isinstance(event, Topology) and event.pane_id is None)
+
+
 class ControlSessions(Generic[C]):
     def __init__(self, connect: Callable[[str], C | None], mono: Callable[[], float],
                  wall: Callable[[], float], trust_created: bool = True) -> None:
@@ -45,45 +56,54 @@ class ControlSessions(Generic[C]):
         self.connect, self.mono, self.wall = connect, mono, wall
         self.trust_created = trust_created
         self.controls: dict[str, C] = {}
-        self.first_listed: dict[str, float] = {}    # a waiting session → when (monotonic)
+        self.listed: dict[str, float] = {}    # every session listed → when first (monotonic)
+        self.listing: frozenset[str] | None = None   # the sessions of the last listing
         self.last_news = -1e9
-        self.synced = False
 
     def news(self) -> None:
-        """tmux said something changed: the server is busy now."""
+        """The server is busy now. Called from the clients' own threads (`busy_sign`), so a
+        line tmux printed counts at once, not when the loop's queue gets to it."""
         self.last_news = self.mono()
+
+    @property
+    def waiting(self) -> set[str]:
+        """Sessions listed last that have no client yet."""
+        return self.listed.keys() - self.controls.keys()
 
     @property
     def settled(self) -> bool:
         """Every session listed last has its client (and at least one session exists)."""
-        return bool(self.controls) and not self.first_listed
+        return bool(self.controls) and not self.waiting
 
-    def sync(self, sessions: Mapping[str, int]) -> None:
+    def sync(self, sessions: Mapping[str, int]) -> set[str]:
         """`sessions`: every session's name → its `session_created` (epoch seconds, 0 when
-        unknown). Clients of closed sessions stop; new ones connect when it is safe."""
-        for name in self.controls.keys() - sessions.keys():
-            self.controls.pop(name).stop()
-        mono, first = self.mono(), not self.synced
-        self.synced = True
-        # what the first listing finds was there before us: never waited for, never young
-        # by that measure (a session created just now still is by its creation time)
-        seen = mono - YOUNG if first else mono
-        self.first_listed = {name: self.first_listed.get(name, seen)
-                             for name in sessions.keys() - self.controls.keys()}
-        busy = mono - self.last_news < SETTLE
-        for name in sorted(self.first_listed):
-            waited = mono - self.first_listed[name]
-            if waited < MAX_WAIT and (busy or self._young(sessions[name], waited)):
+        unknown). Clients of closed sessions stop; new ones connect when it is safe. Returns
+        the sessions still waiting (their panes are read on each listing meanwhile)."""
+        closed = self.controls.keys() - sessions.keys()
+        for name in closed:
+            self.controls.pop(name).stop()     # tmux tells every client it detached: news
+        listing = frozenset(sessions)
+        if closed or (self.listing is not None and listing != self.listing):
+            self.news()                         # news even when no client is there to say
+        self.listing = listing
+        mono = self.mono()
+        self.listed = {name: self.listed.get(name, mono) for name in sessions}
+        # one session being built makes the whole server busy: its notifications reach
+        # every connecting client, whichever session that client is for
+        young = any(self._young(sessions[name], mono - self.listed[name]) for name in sessions)
+        for name in sorted(self.waiting):
+            now = self.mono()               # a connect can take seconds: look again each time
+            if now - self.listed[name] < MAX_WAIT and (young or now - self.last_news < SETTLE):
                 continue
             client = self.connect(name)
             if client is not None:
                 self.controls[name] = client
-                del self.first_listed[name]
+        return self.waiting
 
-    def _young(self, created: int, waited: float) -> bool:
+    def _young(self, created: int, listed_for: float) -> bool:
         if self.trust_created and created > 0:
-            return 0 <= self.wall() - created < YOUNG
-        return waited < YOUNG
+            return -1 < self.wall() - created < YOUNG     # -1: a clock stepped back a little
+        return listed_for < YOUNG
 
     def gone(self, session: str) -> None:
         """Its client ended by itself (the session closed, the server went away)."""
@@ -91,8 +111,10 @@ class ControlSessions(Generic[C]):
         self.news()
 
     def stop(self) -> None:
+        """Stop every client (Pitcrew stops, or the host's link dropped: when it is back,
+        its sessions wait as new ones do, since their age there cannot be told)."""
         for client in self.controls.values():
             client.stop()
         self.controls.clear()
-        self.first_listed.clear()
-        self.synced = False     # a host back after a drop: its sessions are not new
+        self.listed.clear()
+        self.listing = None

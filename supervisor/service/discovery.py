@@ -59,7 +59,7 @@ class Discovery:
                  saved: Callable[[str], TerminalState | None],
                  saved_launch: Callable[[str], LaunchContext | None],
                  server_id: Callable[[], str | None],
-                 sync_sessions: Callable[[Mapping[str, int]], None], changed: Changed,
+                 sync_sessions: Callable[[Mapping[str, int]], set[str]], changed: Changed,
                  gone_while_confirming: Callable[[Watched, PaneInfo], None],
                  find: FindAgent = find_agent,
                  capture: Capture = processes.launch_context,
@@ -96,11 +96,13 @@ class Discovery:
     def rescan(self) -> None:
         self.last_rescan = self.clock.mono()
         panes = self.tmux.list_panes()
-        self.sync_sessions({p.session_name: p.session_created for p in panes})
+        waiting = self.sync_sessions({p.session_name: p.session_created for p in panes})
         seen = set()
         for pane in panes:
             seen.add(self.key(pane.pane_id))
             self.inspect(pane)
+            if pane.session_name in waiting and (w := self.watched.get(self.key(pane.pane_id))):
+                w.dirty = True    # no control client tells of its output yet: look anyway
         for key in list(self.watched):
             if key not in seen and key.startswith(f"{self.server}:"):   # this server's only
                 log.info("%s: pane closed", key)

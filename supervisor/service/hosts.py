@@ -32,7 +32,7 @@ from pitcrew.supervisor.core.errors import TmuxError
 from pitcrew.supervisor.core.hosts import LOCAL, Host, HostState
 from pitcrew.supervisor.core.records import Relaunch
 from pitcrew.supervisor.core.timeouts import Timeout
-from pitcrew.supervisor.service.control_sessions import ControlSessions
+from pitcrew.supervisor.service.control_sessions import ControlSessions, busy_sign
 from pitcrew.supervisor.service.discovery import Discovery
 from pitcrew.supervisor.service.events import Wakeup
 from pitcrew.supervisor.service.identity import ServerWatch
@@ -47,7 +47,7 @@ log = logging.getLogger("pitcrew")
 @dataclass(frozen=True, slots=True)
 class HostEvent:
     """Something about one remote host: its link changed state (`event` is a HostState
-    value), or its control clients said so (Topology, Activity, ControlGone)."""
+    value), or its control clients said so (Topology, ControlGone)."""
 
     host: str
     event: object
@@ -141,12 +141,7 @@ class Hosts:
             case Topology(pane_id=str(pane_id)):
                 self._guarded(remote, lambda: self._pane_changed(remote, pane_id))
             case Topology():
-                if remote.controls is not None:
-                    remote.controls.news()
                 self.rescan_host(remote)
-            case Activity():
-                if remote.controls is not None:
-                    remote.controls.news()
             case ControlGone(session=session):
                 if remote.controls is not None:
                     remote.controls.gone(session)
@@ -171,7 +166,7 @@ class Hosts:
         asks every second then, and while no local tmux server runs)."""
         now = self.mono()
         for name, remote in self.remotes.items():
-            every = RESCAN_EVERY if remote.controls is None or not remote.controls.first_listed \
+            every = RESCAN_EVERY if remote.controls is None or not remote.controls.waiting \
                 else WAITING_RESCAN_EVERY
             if now - self.looked.get(name, -1e9) >= every:
                 self.rescan_host(remote, full=False)
@@ -179,7 +174,7 @@ class Hosts:
     @property
     def settled(self) -> bool:
         """No session on a host that is up waits for its control client."""
-        return not any(r.controls.first_listed for r in self.remotes.values()
+        return not any(r.controls.waiting for r in self.remotes.values()
                        if r.controls is not None and r.link.state == HostState.UP)
 
     def rescan_host(self, remote: Remote, full: bool = True) -> None:
@@ -255,9 +250,8 @@ class Hosts:
         ref = remote.sessions.find_session(w.provider.sessions, w.cwd, env, w.agent_started)
         return ref.session_id if ref else w.state.session_id
 
-    def sync_sessions(self, remote: Remote, sessions: Mapping[str, int]) -> None:
-        if remote.controls is not None:
-            remote.controls.sync(sessions)
+    def sync_sessions(self, remote: Remote, sessions: Mapping[str, int]) -> set[str]:
+        return remote.controls.sync(sessions) if remote.controls is not None else set()
 
     def _connector(self, remote: Remote) -> Callable[[str], RemoteControlClient | None]:
         def connect(session: str) -> RemoteControlClient | None:
@@ -269,7 +263,11 @@ class Hosts:
         name = remote.host.name
 
         def emit(event: object) -> None:
-            if isinstance(event, Topology | Activity | ControlGone):
+            if busy_sign(event) and remote.controls is not None:
+                remote.controls.news()          # at once, from the client's thread
+            if isinstance(event, Activity):
+                return                          # nothing else to it
+            if isinstance(event, Topology | ControlGone):
                 self.post(HostEvent(name, event))
             else:
                 self.post(event)      # Output, Attached: already with the host's pane ids

@@ -42,7 +42,7 @@ from pitcrew.supervisor.service import deliveries as delivery_store
 from pitcrew.supervisor.service import launches as launch_store
 from pitcrew.supervisor.service.app_context import AppContext
 from pitcrew.supervisor.service.autopilot import AutopilotService
-from pitcrew.supervisor.service.control_sessions import ControlSessions
+from pitcrew.supervisor.service.control_sessions import ControlSessions, busy_sign
 from pitcrew.supervisor.service.deliveries import Deliveries
 from pitcrew.supervisor.service.diagnoses import Diagnoses
 from pitcrew.supervisor.service.discovery import Discovery
@@ -291,12 +291,20 @@ class Supervisor:
         return [p for p in self.app.registry if p.name not in disabled]
 
     def _connect(self, session: str) -> ControlClient | None:
-        client = ControlClient(self.tmux, session, self.post)
+        client = ControlClient(self.tmux, session, self._heard)
         return client if client.start_client() else None
 
-    def sync_sessions(self, sessions: Mapping[str, int]) -> None:
-        """One control-mode client per tmux session (service/control_sessions.py)."""
-        self.sessions.sync(sessions)
+    def _heard(self, event: object) -> None:
+        """A control client's event (on its own thread)."""
+        if busy_sign(event):
+            self.sessions.news()
+        if not isinstance(event, Activity):     # nothing else to it
+            self.post(event)
+
+    def sync_sessions(self, sessions: Mapping[str, int]) -> set[str]:
+        """One control-mode client per tmux session (service/control_sessions.py); returns
+        the sessions still waiting for theirs."""
+        return self.sessions.sync(sessions)
 
     def all_connected(self) -> bool:
         """Every session here and on every host has its control client; until then the
@@ -404,13 +412,8 @@ class Supervisor:
                     w.last_output_wall = wall
             case Topology(pane_id=str(pane_id)) | Rescan(pane_id=str(pane_id)):
                 self.discovery.rescan_pane(pane_id)
-            case Topology():
-                self.sessions.news()
+            case Topology() | Rescan(pane_id=None):
                 self.rescan()
-            case Rescan(pane_id=None):
-                self.rescan()
-            case Activity():
-                self.sessions.news()
             case Attached(panes=panes):
                 for pane_id in panes:     # what it printed before its client was attached
                     if (w := self.watched.get(self.discovery.key(pane_id))) is not None:

@@ -30,7 +30,7 @@ class RemoteParts:
                  feed: Callable[[Watched, Observation], tuple[Action, ...]],
                  saved: Callable[[str], TerminalState | None],
                  launch_of: Callable[[str], LaunchContext | None],
-                 sync_sessions: Callable[[Remote, Mapping[str, int]], None], changed: Changed,
+                 sync_sessions: Callable[[Remote, Mapping[str, int]], set[str]], changed: Changed,
                  observer: Observer) -> None:
         """`observer`: the local one; each host gets a copy that asks the host's shells."""
         self.clock, self.watched, self.providers, self.feed = clock, watched, providers, feed

@@ -171,7 +171,7 @@ def test_the_server_going_away_is_reported_once(watched, tmux: TmuxServer) -> No
 
 
 def test_the_client_is_attached_when_start_returns(tmux: TmuxServer) -> None:
-    """tmux 3.3a–3.7 crash when a notification reaches a control client that is still
+    """tmux 3.2–3.6 crash when a notification reaches a control client that is still
     connecting: Pitcrew must not touch the server until its client is attached."""
     tmux.start("exec sleep 300")
     client = ControlClient(tmux.tmux, tmux._first_session(), lambda event: None)

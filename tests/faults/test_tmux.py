@@ -141,7 +141,7 @@ done
 def test_a_script_building_workspaces_while_pitcrew_watches_never_crashes_tmux(
     tmux: TmuxServer, home: Path, tmp_path: Path
 ) -> None:
-    """tmux 3.3a–3.7 crash, the whole server with every agent in it, when such a burst reaches
+    """tmux 3.2–3.6 crash, the whole server with every agent in it, when such a burst reaches
     a control client that is still connecting; Pitcrew, told of each new session by that very
     burst, connected to it at once. Now it waits for a quiet server and a session that is
     not being built, then watches the new agents as any other."""

@@ -535,6 +535,6 @@ def loop_over_fakes() -> Loop:
     sup.discovery.find = FakeFinder(procs)
     sup.discovery.capture = lambda proc, pane_pid, provider: None
     sup.discovery.is_alive = procs.is_alive
-    sup.discovery.sync_sessions = lambda sessions: None
+    sup.discovery.sync_sessions = lambda sessions: set()
     sup.exits.start()                 # its thread closes its wake-up pipe once stopped
     return Loop(sup, tmux, clock, jobs, gate)

@@ -55,7 +55,7 @@ class Setup:
         self.style = style
         self.discovery = Discovery(
             self.tmux, FakeClock(), self.watched, lambda: [provider()], Exits(), self.fed,
-            self.saved.get, self.launches.get, lambda: SERVER_NOW, lambda sessions: None,
+            self.saved.get, self.launches.get, lambda: SERVER_NOW, lambda sessions: set(),
             lambda: None, lambda w, pane: self.gone.append(w.key),
             find=FakeFinder(self.procs), capture=self.capture, is_alive=self.procs.is_alive)
 
@@ -78,6 +78,22 @@ def test_an_agent_in_a_pane_is_watched_with_how_it_was_started() -> None:
     assert w.agent_pid == AGENT_PID and w.launch is not None
     assert w.state.server == SERVER_NOW and w.state.agent_started == 1.0
     assert s.fed.observations == [ProcessStarted(0, AGENT_PID)]
+
+
+def test_a_session_waiting_for_its_control_client_has_its_screens_read_at_each_listing(
+) -> None:
+    s = Setup()
+    s.tmux.add("%1")
+    waiting: set[str] = set()
+    s.discovery.sync_sessions = lambda sessions: {n for n in sessions if n in waiting}
+    s.discovery.rescan()
+    [w] = s.watched.values()
+    w.dirty = False
+    s.discovery.rescan()
+    assert not w.dirty                    # its client tells of output: nothing to read
+    waiting.add(s.tmux.panes["%1"].session_name)
+    s.discovery.rescan()
+    assert w.dirty                        # no client yet: look anyway
 
 
 def test_a_pane_whose_own_command_is_the_agent_is_kept_on_exit() -> None:

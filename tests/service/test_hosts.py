@@ -116,6 +116,7 @@ def test_a_remote_session_waiting_for_its_client_is_listed_every_second(tmp_path
     hosts.rescan()
     assert looked == [100.0, 101.0]
     remote.controls.connect = lambda name: Stoppable()
+    now[0] += 2.0                                # listed 3 s ago: not being built
     hosts.sync_sessions(remote, {"work": 0})
     assert hosts.settled
     now[0] += 1.0

@@ -75,7 +75,7 @@ def test_a_client_attached_later_has_its_panes_read_without_counting_as_output(
 def test_tmux_activity_holds_back_a_new_sessions_client(lp: Loop) -> None:
     connected: list[str] = []
     lp.sup.sessions.connect = lambda name: connected.append(name)  # type: ignore[assignment]
-    lp.sup.handle(Activity("work"))               # copy mode on somewhere, say
+    lp.sup._heard(Activity("work"))               # copy mode on somewhere, said by a client
     lp.sup.sync_sessions({"new": 1})
     assert connected == [] and not lp.sup.all_connected()
 

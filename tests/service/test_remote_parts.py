@@ -32,7 +32,7 @@ def test_a_remote_host_parts_find_its_panes_over_its_own_tmux_and_processes(
     local_at_prompt = sup.observer.at_prompt
     parts = RemoteParts(sup.clock, sup.watched, sup.active_providers, sup.autopilot.feed,
                         sup.book.saved, sup.launches.get,
-                        lambda r, found: sessions.append((r.host.name, list(found))),
+                        lambda r, found: sessions.append((r.host.name, list(found))) or set(),
                         sup.changed, sup.observer)
     discovery, reader, relauncher = parts(remote)
     discovery.rescan()
