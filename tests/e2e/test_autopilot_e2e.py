@@ -37,6 +37,7 @@ def watch(tmux: TmuxServer, scale: str = SCALE) -> Running:
     w = Running(["watch"], env={"PITCREW_TMUX_SOCKET": tmux.name,
                                 "PITCREW_TEST_TIME_SCALE": scale})
     w.wait_for("Autopilot: Watching.")
+    tmux.wait_watched()
     return w
 
 

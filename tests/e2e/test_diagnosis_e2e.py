@@ -66,6 +66,7 @@ def watch(tmux: TmuxServer, env: dict[str, str] | None = None) -> Running:
     w = Running(["watch"], env={"PITCREW_TMUX_SOCKET": tmux.name,
                                 "PITCREW_TEST_TIME_SCALE": "0.1", **(env or {})})
     w.wait_for("Autopilot:")
+    tmux.wait_watched()
     return w
 
 

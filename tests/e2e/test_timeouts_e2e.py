@@ -46,6 +46,7 @@ def watch(tmux: TmuxServer) -> Running:
     w = Running(["watch"], env={"PITCREW_TMUX_SOCKET": tmux.name,
                                 "PITCREW_TEST_TIME_SCALE": SCALE})
     w.wait_for("Autopilot: Watching.")
+    tmux.wait_watched()
     return w
 
 

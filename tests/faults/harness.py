@@ -33,6 +33,7 @@ def watch(tmux: TmuxServer, faults: dict[str, Any] | None = None, scale: str = S
     w = Running(["watch"], env=extra)
     if ready:
         w.wait_for(ready)
+        tmux.wait_watched()
     return w
 
 

@@ -57,6 +57,18 @@ class TmuxServer:
         self._pids.add(info.pid)
         return pane
 
+    def wait_watched(self, timeout: float = 15.0) -> None:
+        """Until a control-mode client (the watcher's) is attached to every session. A test's
+        session is seconds old when its watcher starts, and the watcher connects to a session
+        younger than 3 s only once it is not (a tmux crash, service/control_sessions.py);
+        until then it reads screens once a second, and a test about what happens within a
+        second would race that."""
+        def attached() -> bool:
+            sessions = set(self.tmux.run("list-sessions", "-F", "#{session_name}").stdout.split())
+            clients = self.tmux.run("list-clients", "-F", "#{client_session}").stdout.split()
+            return bool(sessions) and sessions <= set(clients)
+        wait_until(attached, timeout, message="the watcher's control client on every session")
+
     def _first_session(self) -> str:
         out = self.tmux.run("list-sessions", "-F", "#{session_name}").stdout.split()
         return out[0]
