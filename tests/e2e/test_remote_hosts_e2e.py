@@ -26,10 +26,13 @@ def configure(home: Path, sshd: Sshd, remote: RemoteTmuxServer) -> None:
         f'[[hosts]]\nname = "gpu1"\nssh = "{sshd.ssh_spec}"\ntmux_socket = "{remote.socket}"\n')
 
 
-def watch(tmux: TmuxServer) -> Running:
+def watch(tmux: TmuxServer, remote: RemoteTmuxServer | None = None) -> Running:
+    """The watcher; with `remote`, once its control client is attached there."""
     w = Running(["watch"], env={"PITCREW_TMUX_SOCKET": tmux.name,
                                 "PITCREW_TEST_TIME_SCALE": SCALE})
     w.wait_for("Autopilot: ")
+    if remote is not None:
+        remote.wait_watched()
     return w
 
 
@@ -58,7 +61,7 @@ def test_a_remote_agent_is_found_read_and_resumed_after_a_crash(
     pane = remote.start("fakeagent", cwd=tmp_path)
     remote.wait_for_text(pane, "fake>")
     [session] = list(remote.fake_home.rglob("*.jsonl"))
-    w = watch(tmux)
+    w = watch(tmux, remote)
     try:
         w.wait_for(f"gpu1:{pane}: idle", timeout=30)
         remote.type(pane, "crash 3 1")
@@ -81,7 +84,7 @@ def test_a_dropped_connection_is_reconnected_and_a_crash_meanwhile_is_not_lost(
     configure(pitcrew_home, sshd, remote)
     pane = remote.start("fakeagent", cwd=tmp_path)
     remote.wait_for_text(pane, "fake>")
-    w = watch(tmux)
+    w = watch(tmux, remote)
     try:
         w.wait_for(f"gpu1:{pane}: idle", timeout=30)
         remote.type(pane, "crash 3 1")
@@ -123,7 +126,7 @@ def test_a_message_is_delivered_to_a_remote_agent_and_its_login_screen_notifies_
     configure(pitcrew_home, sshd, remote)
     pane = remote.start("fakeagent", cwd=tmp_path)
     remote.wait_for_text(pane, "fake>")
-    w = watch(tmux)
+    w = watch(tmux, remote)
     try:
         w.wait_for(f"gpu1:{pane}: idle", timeout=30)
         out = pitcrew("send", f"gpu1:{pane}", "work 1")
@@ -157,7 +160,7 @@ def test_a_seated_remote_terminal_fails_over_to_its_backup_on_the_same_host(
         f'[[hosts]]\nname = "gpu1"\nssh = "{sshd.ssh_spec}"\ntmux_socket = "{remote.socket}"\n')
     pane = remote.start("fakeagent", cwd=project)
     remote.wait_for_text(pane, "fake>")
-    w = watch(tmux)
+    w = watch(tmux, remote)
     try:
         w.wait_for(f"gpu1:{pane}: idle", timeout=30)
         bound = pitcrew("seat", "bind", "api", f"gpu1:{pane}")
@@ -191,7 +194,7 @@ def test_a_remote_agent_started_at_a_shell_is_resumed_by_typing_at_that_shell(
     remote.type(pane, "fakeagent")
     remote.wait_for_text(pane, "fake>")
     [session] = list(remote.fake_home.rglob("*.jsonl"))
-    w = watch(tmux)
+    w = watch(tmux, remote)
     try:
         w.wait_for(f"gpu1:{pane}: idle", timeout=30)
         remote.type(pane, "crash 3 1")
@@ -214,7 +217,7 @@ def test_a_running_remote_agent_is_rerun_in_a_new_window_on_its_own_host(
     configure(pitcrew_home, sshd, remote)
     pane = remote.start("fakeagent", cwd=tmp_path)
     remote.wait_for_text(pane, "fake>")
-    w = watch(tmux)
+    w = watch(tmux, remote)
     try:
         w.wait_for(f"gpu1:{pane}: idle", timeout=30)
         remote.type(pane, "work 600")

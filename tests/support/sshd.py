@@ -158,6 +158,16 @@ class RemoteTmuxServer:
         return self.sshd.ssh(shlex.join(["env", f"PATH={self.env['PATH']}", "tmux", "-L",
                                          self.socket, "-f", "/dev/null", *args]))
 
+    def wait_watched(self, timeout: float = 30.0) -> None:
+        """Until the watcher's control client is attached to every session here (as
+        `TmuxServer.wait_watched`: a host's sessions wait 3 s for theirs)."""
+        def attached() -> bool:
+            sessions = set(self.tmux("list-sessions", "-F", "#{session_name}").stdout.split())
+            clients = self.tmux("list-clients", "-F", "#{client_session}").stdout.split()
+            return sessions <= set(clients)     # no session (no server): nothing to wait for
+        wait_until(attached, timeout, interval=0.2,
+                   message="the watcher's control client on every remote session")
+
     def start(self, command: str | Sequence[str], cwd: Path | str | None = None,
               env: Mapping[str, str] | None = None, keep_dead: bool = True) -> str:
         """Run `command` in a new window on the remote server; returns the pane id."""

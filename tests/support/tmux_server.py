@@ -66,7 +66,7 @@ class TmuxServer:
         def attached() -> bool:
             sessions = set(self.tmux.run("list-sessions", "-F", "#{session_name}").stdout.split())
             clients = self.tmux.run("list-clients", "-F", "#{client_session}").stdout.split()
-            return bool(sessions) and sessions <= set(clients)
+            return sessions <= set(clients)     # no session (no server): nothing to wait for
         wait_until(attached, timeout, message="the watcher's control client on every session")
 
     def _first_session(self) -> str:
