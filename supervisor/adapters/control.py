@@ -21,9 +21,8 @@ sends is its own format subscription. What it reports (`emit`):
   would land in copy mode).
 * `Activity(session)` for the other lines tmux sends to every control client, whatever its
   session (copy mode on or off, a client detached, a session renamed, a paste buffer set or
-  deleted by tmux 3.4–3.6): nothing to list
-  again, but, like a topology line, a sign that the server is busy — no new client connects
-  now (service/control_sessions.py says why).
+  deleted by tmux 3.4–3.6): nothing to list again, but, like a topology line, a sign that
+  the server is busy — no new client connects now (service/control_sessions.py says why).
 * `Attached(session, panes)` once, when tmux has attached the client.
 * `ControlGone(session, reason, server_gone)` once, when the client ended without `stop()`:
   the session closed, or — `server_gone` — the whole tmux server went away (killed, crashed,

@@ -65,6 +65,13 @@ class ControlSessions(Generic[C]):
         line tmux printed counts at once, not when the loop's queue gets to it."""
         self.last_news = self.mono()
 
+    def heard(self, event: object) -> bool:
+        """A client's event, on its own thread: news if it is a `busy_sign`. Whether it
+        goes on to the loop (an `Activity` has nothing else to it)."""
+        if busy_sign(event):
+            self.news()
+        return not isinstance(event, Activity)
+
     @property
     def waiting(self) -> set[str]:
         """Sessions listed last that have no client yet."""

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pitcrew.supervisor.adapters.control import Activity, ControlGone, Topology
+from pitcrew.supervisor.adapters.control import ControlGone, Topology
 from pitcrew.supervisor.adapters.exits import ProcessGone
 from pitcrew.supervisor.adapters.notifier import Message
 from pitcrew.supervisor.adapters.remote_procs import RemoteExits, RemoteProcs
@@ -32,7 +32,7 @@ from pitcrew.supervisor.core.errors import TmuxError
 from pitcrew.supervisor.core.hosts import LOCAL, Host, HostState
 from pitcrew.supervisor.core.records import Relaunch
 from pitcrew.supervisor.core.timeouts import Timeout
-from pitcrew.supervisor.service.control_sessions import ControlSessions, busy_sign
+from pitcrew.supervisor.service.control_sessions import ControlSessions
 from pitcrew.supervisor.service.discovery import Discovery
 from pitcrew.supervisor.service.events import Wakeup
 from pitcrew.supervisor.service.identity import ServerWatch
@@ -263,10 +263,8 @@ class Hosts:
         name = remote.host.name
 
         def emit(event: object) -> None:
-            if busy_sign(event) and remote.controls is not None:
-                remote.controls.news()          # at once, from the client's thread
-            if isinstance(event, Activity):
-                return                          # nothing else to it
+            if remote.controls is not None and not remote.controls.heard(event):
+                return
             if isinstance(event, Topology | ControlGone):
                 self.post(HostEvent(name, event))
             else:

@@ -42,13 +42,12 @@ from pitcrew.supervisor.service import deliveries as delivery_store
 from pitcrew.supervisor.service import launches as launch_store
 from pitcrew.supervisor.service.app_context import AppContext
 from pitcrew.supervisor.service.autopilot import AutopilotService
-from pitcrew.supervisor.service.control_sessions import ControlSessions, busy_sign
+from pitcrew.supervisor.service.control_sessions import ControlSessions
 from pitcrew.supervisor.service.deliveries import Deliveries
 from pitcrew.supervisor.service.diagnoses import Diagnoses
 from pitcrew.supervisor.service.discovery import Discovery
 from pitcrew.supervisor.service.effects import Effects
 from pitcrew.supervisor.service.events import (
-    Activity,
     Attached,
     CommandArrived,
     ControlGone,
@@ -296,9 +295,7 @@ class Supervisor:
 
     def _heard(self, event: object) -> None:
         """A control client's event (on its own thread)."""
-        if busy_sign(event):
-            self.sessions.news()
-        if not isinstance(event, Activity):     # nothing else to it
+        if self.sessions.heard(event):
             self.post(event)
 
     def sync_sessions(self, sessions: Mapping[str, int]) -> set[str]:
