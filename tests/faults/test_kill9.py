@@ -134,7 +134,10 @@ def test_a_kill_9_at_any_step_resumes_once_and_types_nothing_twice(
             (Path(env["FAULTS_FAKES"]) / "behaviour.json").read_text().replace(
                 '"do": "json"', '"do": "hang"'))
     scale = "0.04" if point.incident == "crashloop" else "0.1"   # a 120 s crash-loop cooldown
-    first = watch(tmux, {"kill_at": point.step, "kill_nth": point.nth}, env=env, scale=scale)
+    faults: dict[str, object] = {"kill_at": point.step, "kill_nth": point.nth}
+    if point.incident == "checker":       # die once the checker really runs, not before
+        faults["checker_log"] = str(Path(env["FAULTS_FAKES"]).parent / "runs.jsonl")
+    first = watch(tmux, faults, env=env, scale=scale)
     first.wait_for(f"{pane}: idle")
     trigger(point, tmux, pane)
     killed(first, timeout=60)

@@ -7,6 +7,7 @@ inherits it, and wraps a few seams of the running app:
 
 * `kill_at` / `kill_nth`: SIGKILL the watcher itself right after the n-th time a step of an
   incident happened (see STEPS) — a crash at an exact point, no polling, no luck.
+  `checker_log`: the fake checkers' run log; `checker_running` waits for a run in it.
 * `clock_file`: a file holding seconds to add to the wall clock (re-read as it changes): a
   laptop that slept. The scheduler sees the same clock and is woken when it jumps, as a real
   scheduler would find its jobs overdue after a resume.
@@ -77,8 +78,20 @@ def _install(config: dict[str, Any]) -> None:
                                            what, "message_typed" if "queued" in what else ""))
     original_run = checker_cli._run
 
+    def checker_started() -> None:
+        """`checker_running` once the checker logged its start (a fixed delay was too short
+        for a loaded machine: the watcher died before the checker had even begun)."""
+        log, deadline = config.get("checker_log"), time.monotonic() + 20
+        while log and time.monotonic() < deadline:
+            with contextlib.suppress(OSError), open(log, encoding="utf-8") as fh:
+                if '"child_pid"' in fh.read():
+                    break
+            time.sleep(0.05)
+        time.sleep(0.3)
+        step("checker_running")
+
     def run(argv: Any, env: Any, cwd: Any, stdin: Any, timeout: Any, name: Any) -> Any:
-        threading.Timer(0.3, step, args=("checker_running",)).start()
+        threading.Thread(target=checker_started, daemon=True).start()
         return original_run(argv, env, cwd, stdin, timeout, name)
 
     checker_cli._run = run
