@@ -11,20 +11,18 @@ definition, so a typo never loses a provider.
 from __future__ import annotations
 
 import re
-import string
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pitcrew.supervisor.core.errors import ConfigError
-from pitcrew.supervisor.core.rules import Command, ScreenRules
+from pitcrew.supervisor.core.rules import ScreenRules
 from pitcrew.supervisor.core.screen import MARKER_STATES, ScreenState
 from pitcrew.supervisor.core.usage import UsageFields
 from pitcrew.supervisor.providers.model import (
     DEFAULT_SESSION_ID,
-    PLACEHOLDERS,
     Checker,
     FieldRef,
     Launch,
@@ -36,6 +34,7 @@ from pitcrew.supervisor.providers.model import (
     SqliteQuery,
     TranscriptSpec,
 )
+from pitcrew.supervisor.providers.table import REQUIRED, Table, command, placeholders, regexes
 
 SCHEMA = 1
 COMMON = "_common"
@@ -66,7 +65,7 @@ def load_registry(shipped_dir: Path, user_dir: Path | None = None) -> Registry:
     if COMMON in user:
         common = _merge(common, user.pop(COMMON)[0])
     try:  # checked once up front: a broken common file must not take every provider with it
-        generic = _screen(_Table({}, "providers/_common.toml", "screen"),
+        generic = _screen(Table({}, "providers/_common.toml", "screen"),
                           common.get("screen", {}), "providers/_common.toml")
     except ConfigError as exc:
         errors.append(f"{exc} (common markers not used)")
@@ -128,7 +127,7 @@ def build(
     where = f"providers/{source.name if source else name + '.toml'}"
     if not _NAME.match(name):
         raise ConfigError(where, f"bad provider name {name!r} (use lowercase letters, digits, -)")
-    top = _Table(data, where)
+    top = Table(data, where)
     schema = top.integer("schema", SCHEMA)
     if schema != SCHEMA:
         raise ConfigError(where, f"schema: this Pitcrew reads schema {SCHEMA}, not {schema}")
@@ -152,130 +151,30 @@ def build(
     return provider
 
 
-class _Table:
-    """A TOML table read strictly: typed getters, and `done()` rejects unknown keys."""
-
-    def __init__(self, data: Any, where: str, path: str = "") -> None:
-        if not isinstance(data, Mapping):
-            raise ConfigError(where, f"{path or 'file'}: expected a table")
-        self.data = data
-        self.where = where
-        self.path = path
-        self.seen: set[str] = set()
-
-    def field(self, key: str) -> str:
-        return f"{self.path}.{key}" if self.path else key
-
-    def fail(self, key: str, message: str) -> ConfigError:
-        return ConfigError(self.where, f"{self.field(key)}: {message}")
-
-    def _get(self, key: str, default: Any, kinds: tuple[type, ...], label: str) -> Any:
-        self.seen.add(key)
-        if key not in self.data:
-            if default is _REQUIRED:
-                raise self.fail(key, "missing")
-            return default
-        value = self.data[key]
-        if isinstance(value, bool) and bool not in kinds:
-            raise self.fail(key, f"expected {label}, got {value!r}")
-        if not isinstance(value, kinds):
-            raise self.fail(key, f"expected {label}, got {type(value).__name__}")
-        return value
-
-    def text(self, key: str, default: Any = None) -> Any:
-        return self._get(key, default, (str,), "a string")
-
-    def integer(self, key: str, default: Any = None) -> Any:
-        return self._get(key, default, (int,), "an integer")
-
-    def number(self, key: str, default: Any = None) -> Any:
-        return float(self._get(key, default, (int, float), "a number"))
-
-    def flag(self, key: str, default: Any = None) -> Any:
-        return self._get(key, default, (bool,), "true or false")
-
-    def strings(self, key: str, default: Any = ()) -> tuple[str, ...]:
-        value = self._get(key, default, (list, tuple), "a list of strings")
-        if value is None:
-            return None  # type: ignore[return-value]  # only when the caller passed None
-        if not all(isinstance(v, str) for v in value):
-            raise self.fail(key, "expected a list of strings")
-        return tuple(value)
-
-    def table(self, key: str, required: bool = False) -> _Table:
-        self.seen.add(key)
-        if key not in self.data:
-            if required:
-                raise self.fail(key, "missing")
-            return _Table({}, self.where, self.field(key))
-        return _Table(self.data[key], self.where, self.field(key))
-
-    def done(self) -> None:
-        unknown = sorted(set(self.data) - self.seen)
-        if unknown:
-            raise self.fail(unknown[0], "unknown key")
-
-
-_REQUIRED = object()
-
-
-def _placeholders(t: _Table, key: str, parts: Iterable[str], allowed_for: str) -> None:
-    allowed = PLACEHOLDERS[allowed_for]
-    for part in parts:
-        try:
-            fields = [f for _, f, _, _ in string.Formatter().parse(part) if f is not None]
-        except ValueError as exc:
-            raise t.fail(key, f"bad template {part!r}: {exc}") from None
-        for name in fields:
-            if name not in allowed:
-                hint = ", ".join(f"{{{a}}}" for a in sorted(allowed)) or "none"
-                raise t.fail(key, f"unknown placeholder {{{name}}} (allowed: {hint})")
-
-
-def _command(t: _Table, key: str, allowed_for: str, required: bool = False) -> Command | None:
-    parts = t.strings(key, _REQUIRED if required else None)
-    if parts is None:
-        return None
-    if not parts:
-        raise t.fail(key, "must not be empty")
-    _placeholders(t, key, parts, allowed_for)
-    return Command(parts)
-
-
-def _regexes(t: _Table, key: str, values: Iterable[str]) -> tuple[re.Pattern[str], ...]:
-    out = []
-    for value in values:
-        try:
-            out.append(re.compile(value, re.IGNORECASE))
-        except re.error as exc:
-            raise t.fail(key, f"bad regex {value!r}: {exc}") from None
-    return tuple(out)
-
-
-def _process(t: _Table) -> ProcessMatch:
+def _process(t: Table) -> ProcessMatch:
     names = t.strings("names")
-    argv = _regexes(t, "argv", t.strings("argv"))
+    argv = regexes(t, "argv", t.strings("argv"))
     if not names and not argv:
         raise t.fail("names", "give process names or argv patterns")
     t.done()
     return ProcessMatch(names, argv)
 
 
-def _launch(t: _Table) -> Launch:
-    argv = _command(t, "argv", "launch.argv", required=True)
+def _launch(t: Table) -> Launch:
+    argv = command(t, "argv", "launch.argv", required=True)
     assert argv is not None
     model = t.strings("model")
-    _placeholders(t, "model", model, "launch.model")
+    placeholders(t, "model", model, "launch.model")
     session_id = t.strings("session_id")
-    _placeholders(t, "session_id", session_id, "launch.session_id")
+    placeholders(t, "session_id", session_id, "launch.session_id")
     t.done()
     return Launch(argv, model, session_id)
 
 
-def _resume(t: _Table) -> Resume:
+def _resume(t: Table) -> Resume:
     resume = Resume(
-        by_id=_command(t, "by_id", "resume.by_id"),
-        latest=_command(t, "latest", "resume.latest"),
+        by_id=command(t, "by_id", "resume.by_id"),
+        latest=command(t, "latest", "resume.latest"),
         unsupported=t.text("unsupported"),
     )
     t.done()
@@ -288,7 +187,7 @@ def _resume(t: _Table) -> Resume:
     return resume
 
 
-def _field_ref(t: _Table, key: str, default: str | None) -> FieldRef | None:
+def _field_ref(t: Table, key: str, default: str | None) -> FieldRef | None:
     raw = t.text(key, default)
     if raw is None:
         return None
@@ -306,25 +205,25 @@ def _field_ref(t: _Table, key: str, default: str | None) -> FieldRef | None:
     return FieldRef(kind, arg)
 
 
-def _cwd_hash(t: _Table) -> str | None:
+def _cwd_hash(t: Table) -> str | None:
     value = t.text("cwd_hash")
     if value is not None and value != "sha256":
         raise t.fail("cwd_hash", "only \"sha256\" is supported")
     return value  # type: ignore[no-any-return]
 
 
-def _sessions(t: _Table) -> SessionStore:
+def _sessions(t: Table) -> SessionStore:
     glob = t.text("glob")
     if glob is not None:
-        _placeholders(t, "glob", [glob], "sessions.glob")
+        placeholders(t, "glob", [glob], "sessions.glob")
     escape = t.strings("cwd_escape", ("[^A-Za-z0-9-]", "-"))
     if len(escape) != 2:
         raise t.fail("cwd_escape", "expected [pattern, replacement]")
-    _regexes(t, "cwd_escape", escape[:1])
+    regexes(t, "cwd_escape", escape[:1])
     sqlite = None
     if "sqlite" in t.data:
         s = t.table("sqlite")
-        sqlite = SqliteQuery(s.text("path", _REQUIRED), s.text("query", _REQUIRED))
+        sqlite = SqliteQuery(s.text("path", REQUIRED), s.text("query", REQUIRED))
         if sqlite.query.count("?") != 1:
             raise s.fail("query", "needs exactly one ? (the working directory)")
         s.done()
@@ -340,12 +239,12 @@ def _sessions(t: _Table) -> SessionStore:
         scan_limit=t.integer("scan_limit", 200),
         id_pattern=t.text("id_pattern", DEFAULT_SESSION_ID),
     )
-    _regexes(t, "id_pattern", [store.id_pattern])
+    regexes(t, "id_pattern", [store.id_pattern])
     t.done()
     return store
 
 
-def _screen(t: _Table, common: Mapping[str, Any], where: str) -> ScreenRules:
+def _screen(t: Table, common: Mapping[str, Any], where: str) -> ScreenRules:
     inherit = t.flag("inherit_common", True)
     chrome = t.integer("chrome_lines", 15)
     if not 3 <= chrome <= 200:
@@ -353,31 +252,31 @@ def _screen(t: _Table, common: Mapping[str, Any], where: str) -> ScreenRules:
     markers = _markers(t.table("markers"))
     fallback = _markers(t.table("fallback"))
     c = t.table("causes")
-    causes = {key: _regexes(c, key, c.strings(key)) for key in c.data}
+    causes = {key: regexes(c, key, c.strings(key)) for key in c.data}
     screen = ScreenRules(
         chrome_lines=chrome,
         markers=markers,
         causes=causes,
-        input=_regexes(t, "input", t.strings("input")),
-        placeholders=_regexes(t, "placeholders", t.strings("placeholders")),
-        transcript=_regexes(t, "transcript", t.strings("transcript")),
-        turn=_regexes(t, "turn", t.strings("turn")),
-        turn_end=_regexes(t, "turn_end", t.strings("turn_end")),
+        input=regexes(t, "input", t.strings("input")),
+        placeholders=regexes(t, "placeholders", t.strings("placeholders")),
+        transcript=regexes(t, "transcript", t.strings("transcript")),
+        turn=regexes(t, "turn", t.strings("turn")),
+        turn_end=regexes(t, "turn_end", t.strings("turn_end")),
         input_last=t.flag("input_last", False),
-        overlay=_regexes(t, "overlay", t.strings("overlay")),
-        input_frame=next(iter(_regexes(t, "input_frame", [t.text("input_frame")]
+        overlay=regexes(t, "overlay", t.strings("overlay")),
+        input_frame=next(iter(regexes(t, "input_frame", [t.text("input_frame")]
                                        if t.text("input_frame") else [])), None),
         continue_message=t.text("continue_message"),
         fallback=fallback,
-        banners=_regexes(t, "banners", t.strings("banners")),
-        progress_ignore=_regexes(t, "progress_ignore", t.strings("progress_ignore")),
+        banners=regexes(t, "banners", t.strings("banners")),
+        progress_ignore=regexes(t, "progress_ignore", t.strings("progress_ignore")),
     )
     for rx in screen.input:
         if "text" not in rx.groupindex:
             raise t.fail("input", f"pattern {rx.pattern!r} needs a (?P<text>…) group")
     t.done()
     if inherit and common:
-        base = _screen(_Table(common, where, "common.screen"), {}, where)
+        base = _screen(Table(common, where, "common.screen"), {}, where)
         screen = ScreenRules(
             chrome_lines=screen.chrome_lines,
             markers={s: screen.markers.get(s, ()) + base.markers.get(s, ())
@@ -401,7 +300,7 @@ def _screen(t: _Table, common: Mapping[str, Any], where: str) -> ScreenRules:
     return screen
 
 
-def _markers(m: _Table) -> dict[ScreenState, tuple[re.Pattern[str], ...]]:
+def _markers(m: Table) -> dict[ScreenState, tuple[re.Pattern[str], ...]]:
     """A table of state -> list of regexes (`markers`, `fallback`)."""
     out: dict[ScreenState, tuple[re.Pattern[str], ...]] = {}
     for key in m.data:
@@ -411,15 +310,15 @@ def _markers(m: _Table) -> dict[ScreenState, tuple[re.Pattern[str], ...]]:
             state = None
         if state not in MARKER_STATES:
             raise m.fail(key, f"not a marker state (one of {', '.join(sorted(MARKER_STATES))})")
-        out[state] = _regexes(m, key, m.strings(key))
+        out[state] = regexes(m, key, m.strings(key))
     return out
 
 
-def _checker(t: _Table) -> Checker:
-    argv = _command(t, "argv", "checker.argv", required=True)
+def _checker(t: Table) -> Checker:
+    argv = command(t, "argv", "checker.argv", required=True)
     assert argv is not None
     model = t.strings("model")
-    _placeholders(t, "model", model, "checker.model")
+    placeholders(t, "model", model, "checker.model")
     prompt = t.text("prompt", "stdin")
     if prompt not in ("stdin", "arg"):
         raise t.fail("prompt", "expected \"stdin\" or \"arg\"")
@@ -436,7 +335,7 @@ def _checker(t: _Table) -> Checker:
     return checker
 
 
-def _transcript(t: _Table) -> TranscriptSpec:
+def _transcript(t: Table) -> TranscriptSpec:
     call = _pick(t.table("call", required=True), ("name",))
     result = _pick(t.table("result"), ("id",)) if "result" in t.data else None
     if result is not None and not (call.id and result.error):
@@ -445,7 +344,7 @@ def _transcript(t: _Table) -> TranscriptSpec:
     return TranscriptSpec(call, result)
 
 
-def _pick(t: _Table, required: tuple[str, ...]) -> RecordPick:
+def _pick(t: Table, required: tuple[str, ...]) -> RecordPick:
     def conditions(key: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
         table = t.table(key)
         out = tuple((k, tuple(table.text(k).split("|"))) for k in table.data)
@@ -457,7 +356,7 @@ def _pick(t: _Table, required: tuple[str, ...]) -> RecordPick:
         if not paths[key]:
             raise t.fail(key, "missing")
     if paths["error"].startswith("regex:"):
-        _regexes(t, "error", [paths["error"][6:]])
+        regexes(t, "error", [paths["error"][6:]])
     pick = RecordPick(record=conditions("record"), item=conditions("item"), **paths)
     if not pick.record:
         raise t.fail("record", "give at least one field = value a record must have")
@@ -465,21 +364,21 @@ def _pick(t: _Table, required: tuple[str, ...]) -> RecordPick:
     return pick
 
 
-def _usage(t: _Table) -> UsageFields:
+def _usage(t: Table) -> UsageFields:
     """`[usage]`: where the session file records token usage (core/usage.py says how)."""
     match = t.table("match")
     pairs = tuple((k, match.text(k)) for k in list(match.data))
     match.done()
     usage = UsageFields(
-        at=t.text("at", _REQUIRED), input=t.strings("input", _REQUIRED),
-        output=t.strings("output", _REQUIRED), cached=t.strings("cached"), match=pairs,
+        at=t.text("at", REQUIRED), input=t.strings("input", REQUIRED),
+        output=t.strings("output", REQUIRED), cached=t.strings("cached"), match=pairs,
         key=t.text("key"), cumulative=t.flag("cumulative", False),
         time=t.text("time", "timestamp"), cost=t.text("cost"), expand=t.strings("expand"))
     t.done()
     return usage
 
 
-def _strings_map(t: _Table) -> dict[str, str]:
+def _strings_map(t: Table) -> dict[str, str]:
     out = {}
     for key in t.data:
         out[key] = t.text(key)
