@@ -90,6 +90,11 @@ class Discovery:
         """`<server>:%3`; a remote host's pane id already is its key (`gpu1:%3`)."""
         return pane_id if ":" in pane_id else f"{self.server}:{pane_id}"
 
+    def pane_of(self, key: str) -> str:
+        """The reverse of `key`: `%3` for `<server>:%3`; a remote host's key is its pane id."""
+        local = f"{self.server}:"
+        return key[len(local):] if key.startswith(local) else key
+
     def launches(self) -> Mapping[str, LaunchContext]:
         return {k: w.launch for k, w in self.watched.items() if w.launch is not None}
 

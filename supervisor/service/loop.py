@@ -251,9 +251,8 @@ class Supervisor:
 
     def pane_there(self, key: str) -> bool:
         """Whether the terminal's pane is listed on its tmux server (no answer: assume so)."""
-        pane_id = key if self.hosts.host_of(key) is not None else key.rpartition(":")[2]
         try:
-            return self.routed.pane(pane_id) is not None
+            return self.routed.pane(self.discovery.pane_of(key)) is not None
         except Exception:      # tmux hung or the link dropped: no answer is not "closed"
             return True
 

@@ -80,6 +80,13 @@ def test_an_agent_in_a_pane_is_watched_with_how_it_was_started() -> None:
     assert s.fed.observations == [ProcessStarted(0, AGENT_PID)]
 
 
+def test_a_key_turns_back_into_the_pane_id_its_tmux_server_knows() -> None:
+    d = Setup().discovery
+    local = d.key("%12")
+    assert local != "%12" and d.pane_of(local) == "%12"
+    assert d.key("gpu1:%3") == "gpu1:%3" and d.pane_of("gpu1:%3") == "gpu1:%3"   # remote
+
+
 def test_a_session_waiting_for_its_control_client_has_its_screens_read_at_each_listing(
 ) -> None:
     s = Setup()
