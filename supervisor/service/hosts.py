@@ -63,10 +63,10 @@ class Remote:
     exits: RemoteExits
     sessions: RemoteSessions
     servers: ServerWatch
+    controls: ControlSessions[RemoteControlClient]
     discovery: Discovery | None = None
     reader: Reader | None = None
     relauncher: Relauncher | None = None
-    controls: ControlSessions[RemoteControlClient] | None = None
 
 
 RESCAN_EVERY = 10.0     # seconds: fallback re-listing of a host (events cover the rest)
@@ -89,12 +89,11 @@ class Hosts:
                 continue
             link = SshLink(host, control, self._link_changed(host.name))
             tmux = RemoteTmux(link)
-            remote = Remote(host, link, tmux, RemoteProcs(link), RemoteExits(),
-                            RemoteSessions(link), ServerWatch(tmux))
             # that host's clock is not ours: a session is young by when it was first listed
-            remote.controls = ControlSessions(self._connector(remote), self.mono,
-                                              lambda: 0.0, trust_created=False)
-            self.remotes[host.name] = remote
+            controls = ControlSessions(self._connector(host.name, tmux), self.mono,
+                                       lambda: 0.0, trust_created=False)
+            self.remotes[host.name] = Remote(host, link, tmux, RemoteProcs(link), RemoteExits(),
+                                             RemoteSessions(link), ServerWatch(tmux), controls)
 
     def _link_changed(self, name: str) -> Callable[[str, str], None]:
         return lambda state, why: self.post(HostEvent(name, state, why))
@@ -115,8 +114,7 @@ class Hosts:
 
     def stop(self) -> None:
         for remote in self.remotes.values():
-            if remote.controls is not None:
-                remote.controls.stop()
+            remote.controls.stop()
             remote.link.stop()
 
     # -- on the loop's thread -------------------------------------------------------------
@@ -136,15 +134,13 @@ class Hosts:
             case HostState.DOWN | HostState.CONNECTING:
                 self.changed()
                 self._unseen(remote, True)
-                if remote.controls is not None:
-                    remote.controls.stop()
+                remote.controls.stop()
             case Topology(pane_id=str(pane_id)):
                 self._guarded(remote, lambda: self._pane_changed(remote, pane_id))
             case Topology():
                 self.rescan_host(remote)
             case ControlGone(session=session):
-                if remote.controls is not None:
-                    remote.controls.gone(session)
+                remote.controls.gone(session)
                 self.rescan_host(remote)
 
     def _unseen(self, remote: Remote, down: bool) -> None:
@@ -166,8 +162,7 @@ class Hosts:
         asks every second then, and while no local tmux server runs)."""
         now = self.mono()
         for name, remote in self.remotes.items():
-            every = RESCAN_EVERY if remote.controls is None or not remote.controls.waiting \
-                else WAITING_RESCAN_EVERY
+            every = WAITING_RESCAN_EVERY if remote.controls.waiting else RESCAN_EVERY
             if now - self.looked.get(name, -1e9) >= every:
                 self.rescan_host(remote, full=False)
 
@@ -175,7 +170,7 @@ class Hosts:
     def settled(self) -> bool:
         """No session on a host that is up waits for its control client."""
         return not any(r.controls.waiting for r in self.remotes.values()
-                       if r.controls is not None and r.link.state == HostState.UP)
+                       if r.link.state == HostState.UP)
 
     def rescan_host(self, remote: Remote, full: bool = True) -> None:
         """List the host's panes. `full`: take a process listing first (after the link came
@@ -251,19 +246,18 @@ class Hosts:
         return ref.session_id if ref else w.state.session_id
 
     def sync_sessions(self, remote: Remote, sessions: Mapping[str, int]) -> set[str]:
-        return remote.controls.sync(sessions) if remote.controls is not None else set()
+        return remote.controls.sync(sessions)
 
-    def _connector(self, remote: Remote) -> Callable[[str], RemoteControlClient | None]:
+    def _connector(self, name: str, tmux: RemoteTmux
+                   ) -> Callable[[str], RemoteControlClient | None]:
         def connect(session: str) -> RemoteControlClient | None:
-            client = RemoteControlClient(remote.tmux, session, self._control_event(remote))
+            client = RemoteControlClient(tmux, session, self._control_event(name))
             return client if client.start_client() else None
         return connect
 
-    def _control_event(self, remote: Remote) -> Callable[[object], None]:
-        name = remote.host.name
-
+    def _control_event(self, name: str) -> Callable[[object], None]:
         def emit(event: object) -> None:
-            if remote.controls is not None and not remote.controls.heard(event):
+            if not self.remotes[name].controls.heard(event):
                 return
             if isinstance(event, Topology | ControlGone):
                 self.post(HostEvent(name, event))
