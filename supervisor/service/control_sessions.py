@@ -32,6 +32,7 @@ from pitcrew.supervisor.adapters.control import Activity, ControlGone, Topology
 SETTLE = 1.0      # seconds without topology news before a new client connects
 YOUNG = 3.0       # seconds: a session created since is still being built (created is floored)
 MAX_WAIT = 30.0   # seconds a new session waits for quiet at most
+RETRY_MAX = 30.0  # seconds between tries at most, for a client that failed to connect
 
 
 class Client(Protocol):
@@ -59,6 +60,7 @@ class ControlSessions(Generic[C]):
         self.listed: dict[str, float] = {}    # every session listed → when first (monotonic)
         self.listing: frozenset[str] | None = None   # the sessions of the last listing
         self.last_news = -1e9
+        self.failed: dict[str, tuple[int, float]] = {}   # session → (failures, next try)
 
     def news(self) -> None:
         """The server is busy now. Called from the clients' own threads (`busy_sign`), so a
@@ -95,6 +97,7 @@ class ControlSessions(Generic[C]):
         self.listing = listing
         mono = self.mono()
         self.listed = {name: self.listed.get(name, mono) for name in sessions}
+        self.failed = {name: f for name, f in self.failed.items() if name in sessions}
         # one session being built makes the whole server busy: its notifications reach
         # every connecting client, whichever session that client is for
         young = any(self._young(sessions[name], mono - self.listed[name]) for name in sessions)
@@ -102,9 +105,15 @@ class ControlSessions(Generic[C]):
             now = self.mono()               # a connect can take seconds: look again each time
             if now - self.listed[name] < MAX_WAIT and (young or now - self.last_news < SETTLE):
                 continue
+            failures, next_try = self.failed.get(name, (0, now))
+            if now < next_try:
+                continue
             client = self.connect(name)
             if client is not None:
                 self.controls[name] = client
+                self.failed.pop(name, None)
+            else:    # 1, 2, 4 … 30 s apart: its screens are read at each listing meanwhile
+                self.failed[name] = (failures + 1, self.mono() + min(2.0 ** failures, RETRY_MAX))
         return self.waiting
 
     def _young(self, created: int, listed_for: float) -> bool:
@@ -124,4 +133,5 @@ class ControlSessions(Generic[C]):
             client.stop()
         self.controls.clear()
         self.listed.clear()
+        self.failed.clear()
         self.listing = None

@@ -118,15 +118,26 @@ def test_a_closed_session_stops_its_client_and_a_client_that_ended_is_news() -> 
     assert connected == ["api", "work", "work"]
 
 
-def test_a_client_that_cannot_connect_is_tried_again() -> None:
+def test_a_client_that_cannot_connect_is_tried_again_less_and_less_often() -> None:
     refuse = {"work"}
-    s, clock, connected = sessions(refuse=refuse)
-    s.sync({"work": OLD})
-    assert connected == [] and not s.settled
+    s, clock, _ = sessions(refuse=refuse)
+    tried: list[float] = []
+    connect = s.connect
+
+    def counted(name: str) -> Client | None:
+        tried.append(clock.t)
+        return connect(name)
+    s.connect = counted
+    for tick in range(70):                  # the loop lists every second while one waits
+        clock.t = float(tick)
+        s.sync({"work": OLD})
+    assert tried == [0, 1, 3, 7, 15, 31, 61] and not s.settled   # then every 30 s
     refuse.clear()
-    clock.t = 1.0
+    clock.t = 91.0
     s.sync({"work": OLD})
-    assert connected == ["work"] and s.settled
+    assert s.settled and tried[-1] == 91
+    s.sync({})                              # closed: its failures are forgotten too
+    assert s.failed == {}
 
 
 def test_on_another_hosts_clock_a_session_is_young_by_when_it_was_first_listed() -> None:
