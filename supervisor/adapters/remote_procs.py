@@ -8,8 +8,10 @@ one listing. It is re-taken when asked to (`refresh`), when tmux says a pane cha
 on a timer of its own. Start times come from `ps lstart` in UTC (1 s resolution), the same
 source every time, so an agent's identity compares equal to itself.
 
-Limits: argv is `ps`'s space-joined view (an argument with a space in it splits in two);
-/proc is read for cwd and environment, so the remote side must be Linux for those.
+Limits: in the listing, argv is `ps`'s space-joined view (an argument with a space in it
+splits in two) — good enough to recognise an agent; the agent's own argv, which a resume
+replays, is then read exactly from /proc/<pid>/cmdline. /proc is read for that, cwd and
+environment, so the remote side must be Linux for those (elsewhere: `ps`'s view, no cwd).
 """
 
 from __future__ import annotations
@@ -113,15 +115,22 @@ class RemoteProcs:
         return result.stdout.decode("utf-8", "replace").strip() if result.returncode == 0 else ""
 
     def environ(self, pid: int) -> dict[str, str]:
-        try:
-            result = self.link.run(f"cat /proc/{int(pid)}/environ")
-        except TmuxError:
-            return {}
-        if result.returncode != 0:
-            return {}
-        pairs = (item.partition("=") for item in
-                 result.stdout.decode("utf-8", "replace").split("\0") if "=" in item)
+        pairs = (item.partition("=") for item in self._nul_list(pid, "environ") if "=" in item)
         return {k: v for k, _, v in pairs}
+
+    def cmdline(self, pid: int) -> tuple[str, ...]:
+        """The process's exact argv (NUL-separated in /proc), or () when it cannot be read."""
+        return tuple(self._nul_list(pid, "cmdline"))
+
+    def _nul_list(self, pid: int, name: str) -> list[str]:
+        try:
+            result = self.link.run(f"cat /proc/{int(pid)}/{name}")
+        except TmuxError:
+            return []
+        if result.returncode != 0:
+            return []
+        text = result.stdout.decode("utf-8", "replace")
+        return text.removesuffix("\0").split("\0") if text else []
 
     def is_alive(self, pid: int, create_time: float | None = None) -> bool:
         try:
@@ -159,10 +168,17 @@ class RemoteProcs:
 
     def launch_context(self, agent: ProcInfo, pane_pid: int,
                        provider: Provider) -> LaunchContext | None:
-        """How the agent was started (see processes.launch_context), from the snapshot."""
-        index = processes.match_index(agent, provider.process)
+        """How the agent was started (see processes.launch_context), from the snapshot and
+        the agent's exact argv (an argument with spaces stays one, as the resume needs it)."""
         chain = self._ancestors(agent.pid, pane_pid)
-        if index is None or chain is None or not agent.cmdline:
+        if chain is None:
+            return None
+        exact = self.cmdline(agent.pid)
+        if exact and processes.match_index(replace(agent, cmdline=exact),
+                                           provider.process) is not None:
+            agent = replace(agent, cmdline=exact)
+        index = processes.match_index(agent, provider.process)
+        if index is None or not agent.cmdline:
             return None
         env = self.environ(agent.pid)
         program = list(agent.cmdline[: index + 1])

@@ -85,7 +85,7 @@ def test_the_agent_its_launch_and_its_session_are_read_on_the_host(
     work = tmp_path / "my project"
     work.mkdir()
     pane = remote.start("bash --norc --noprofile", cwd=work)
-    remote.type(pane, "fakeagent")
+    remote.type(pane, "fakeagent --model 'fake large'")
     remote.wait_for_text(pane, "fake>")
     tmux, procs = RemoteTmux(link), RemoteProcs(link)
     info = tmux.pane(f"gpu1:{pane}")
@@ -98,6 +98,7 @@ def test_the_agent_its_launch_and_its_session_are_read_on_the_host(
     ctx = procs.launch_context(agent, info.pid, provider())
     assert ctx is not None and ctx.style.value == "shell" and ctx.shell_pid == info.pid
     assert ctx.env["FAKEAGENT_HOME"] == str(remote.fake_home)
+    assert ctx.argv[-2:] == ("--model", "fake large")     # one argument, as typed: not ps's
     assert not procs.shell_at_prompt(info.pid, ctx.shell_started)   # it runs the agent
     [session_file] = list(remote.fake_home.rglob("*.jsonl"))
     sid = json.loads(session_file.read_text().splitlines()[0])["id"]
