@@ -121,6 +121,8 @@ class SshLink:
 
     def connect(self) -> bool:
         """Start the master and wait until it answers; False (state down) when it cannot."""
+        if self.socket.exists():
+            self._exit_stale_master()
         with contextlib.suppress(OSError):
             self.socket.unlink()
         self._set(HostState.CONNECTING, self.problem)
@@ -184,6 +186,15 @@ class SshLink:
     def drop(self) -> None:
         """End the master now (tests; a changed config): the keeper reconnects."""
         self._kill_master()
+
+    def _exit_stale_master(self) -> None:
+        """A master still listening on our socket was left by a Pitcrew that was killed (it
+        is not our child, and nothing else would ever stop it): ask it to exit, or it keeps
+        its connection open for as long as the host answers."""
+        with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+            subprocess.run([self.binary, "-o", f"ControlPath={self.socket}", "-O", "exit",
+                            *self.ssh_args], stdin=subprocess.DEVNULL,
+                           capture_output=True, timeout=5)
 
     def _kill_master(self) -> None:
         master = self._master

@@ -68,6 +68,22 @@ def test_tmux_and_its_control_client_run_over_one_connection_with_the_hosts_pane
         client.stop()
 
 
+def test_the_connection_a_killed_pitcrew_left_open_is_closed_by_the_next_one(
+        sshd: Sshd, remote: RemoteTmuxServer, link: SshLink) -> None:
+    link._stop.set()                        # its Pitcrew is killed: no keeper, no stop()
+    assert link._thread is not None
+    link._thread.join(5)
+    left = link._master
+    assert left is not None and left.poll() is None
+    again = SshLink(link.host, link.socket.parent)   # a restarted Pitcrew: the same socket
+    try:
+        assert again.connect()
+        wait_until(lambda: left.poll() is not None, 10, message="the old master to exit")
+        assert again.run("echo hi").stdout.strip() == b"hi"
+    finally:
+        again.stop()
+
+
 def test_a_command_while_the_host_is_down_is_refused_at_once(
         sshd: Sshd, link: SshLink) -> None:
     sshd.stop()
