@@ -74,9 +74,9 @@ def submitted_input(w: Watched, text: str, cursor_y: int | None) -> str | None:
     if not w.input_prefix:
         return None
     prefix, typed = w.input_prefix, w.typed_input
+    above = text if cursor_y is None else "\n".join(text.split("\n")[:cursor_y])
+    rows = _prompt_rows(above, prefix)          # the input row itself is not sent yet
     if not typed:   # sent before it was ever read: a prompt row more than at the last rest
-        above = text if cursor_y is None else "\n".join(text.split("\n")[:cursor_y])
-        rows = _prompt_rows(above, prefix)      # the input row itself is not sent yet
         if len(rows) <= w.prompt_rows:
             return None
         w.prompt_rows = len(rows)
@@ -85,7 +85,8 @@ def submitted_input(w: Watched, text: str, cursor_y: int | None) -> str | None:
               if line.startswith(prefix) and line[len(prefix):].strip() == typed), default=None)
     if at is None or (cursor_y is not None and cursor_y <= at):
         return None
-    w.typed_input = ""
+    # its row is counted now, or the next reading would take it for one more prompt sent
+    w.typed_input, w.prompt_rows = "", len(rows)
     return typed
 
 

@@ -103,6 +103,55 @@ def test_a_prompt_that_died_before_showing_anything_was_running() -> None:
     assert prompts(s.fed) == ["crash 3"]
 
 
+def test_a_prompt_that_died_unseen_after_a_task_seen_running_is_the_one_that_crashed() -> None:
+    """`work` was read running, finished and `crash` was typed with no reading between: the
+    dead pane's newest echo is the prompt that was running, not the task read last."""
+    s = Setup()
+    w = s.rig.terminal()
+    w.pid_generation = {AGENT_PID: 0}
+    s.observer.screen(w)
+    s.rig.tmux.screens["%1"] = busy("work 0.2")
+    s.observer.screen(w)
+    w.state = dataclasses.replace(w.state, task="work 0.2")
+    s.rig.tmux.screens["%1"] = (idle_after("work 0.2") + "crash 3 0.5\n"
+                                "Traceback …\nRuntimeError: boom\n\nPane is dead")
+    s.observer.exited(w, AGENT_PID)
+    kinds = [type(o) for o in s.fed.observations]
+    assert prompts(s.fed) == ["work 0.2", "crash 3 0.5"]
+    assert kinds.index(TaskFinished) < kinds.index(ProcessExited)
+    assert kinds[-2:] == [PromptSubmitted, ProcessExited]
+
+
+def test_a_prompt_read_as_a_draft_then_running_starts_once() -> None:
+    """Read in the box, then running for two readings: one prompt, never finished between
+    (a second start would read as a user's prompt and close Autopilot's incident)."""
+    s = Setup()
+    w = s.rig.terminal()
+    s.observer.screen(w)
+    s.rig.tmux.screens["%1"] = draft("Continue from where you stopped")
+    s.observer.screen(w)
+    s.rig.tmux.screens["%1"] = busy("Continue from where you stopped")
+    s.observer.screen(w)
+    w.state = dataclasses.replace(w.state, task="Continue from where you stopped")
+    s.rig.tmux.screens["%1"] = busy("Continue from where you stopped") + "\n● Read 3 files"
+    s.observer.screen(w)
+    assert prompts(s.fed) == ["Continue from where you stopped"]
+    assert not any(isinstance(o, TaskFinished) for o in s.fed.observations)
+
+
+def test_an_exit_after_the_task_read_running_keeps_that_task() -> None:
+    s = Setup()
+    w = s.rig.terminal()
+    w.pid_generation = {AGENT_PID: 0}
+    s.observer.screen(w)
+    s.rig.tmux.screens["%1"] = busy("work 9")
+    s.observer.screen(w)
+    w.state = dataclasses.replace(w.state, task="work 9")
+    s.rig.tmux.screens["%1"] = busy("work 9") + "\nTraceback …\nRuntimeError: boom\n"
+    s.observer.exited(w, AGENT_PID)
+    assert prompts(s.fed) == ["work 9"]
+
+
 def test_a_dead_pane_of_a_normal_exit_is_closed_as_tmux_would_have() -> None:
     s = Setup()
     w = s.rig.terminal()
