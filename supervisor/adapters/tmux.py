@@ -33,7 +33,7 @@ import os
 import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pitcrew.supervisor.core.errors import TmuxError, TmuxNotFound, TmuxTimeout
 
@@ -281,6 +281,30 @@ class Tmux:
             return self.run("has-session", "-t", f"={name}").ok
         except TmuxError:
             return False
+
+    def snapshot(self, pane_id: str) -> tuple[PaneInfo, str] | None:
+        """The pane and its visible text from one tmux command, so the cursor and the text
+        are of the same moment (None: the pane is gone). Read by two commands, the agent
+        could print between them: text typed after the cursor was read sat right of it, as
+        a placeholder hint does, and a draft in the box read as an empty one."""
+        local = pane_id.rpartition(":")[2]            # a remote host's `gpu1:%3` → `%3`
+        if not local.startswith("%"):
+            pane = self.pane(pane_id)
+            text = self.capture(pane_id) if pane is not None else None
+            return None if pane is None or text is None else (pane, text)
+        fmt = SEP.join(f"#{{{name}}}" for name in PANE_FIELDS)
+        result = self.run("list-panes", "-t", pane_id, "-f", f"#{{==:#{{pane_id}},{local}}}",
+                          "-F", fmt, ";", "capture-pane", "-p", "-J", "-t", pane_id)
+        if not result.ok:
+            return None
+        row, _, text = result.stdout.partition("\n")
+        pane = parse_pane_line(row)
+        if pane is None or pane.pane_id != local:
+            return None
+        if pane.dead and pane.dead_status is None and pane.dead_signal is None:
+            reaped = self.pane(pane_id)     # make tmux reap the zombie it missed (see above)
+            return None if reaped is None else (reaped, text)
+        return replace(pane, pane_id=pane_id), text
 
     def capture(self, pane_id: str, history: int = 0) -> str | None:
         """The pane's visible text (plus `history` lines above it); None if the pane is gone."""

@@ -290,6 +290,9 @@ class RoutedTmux:
     def capture(self, pane_id: str, history: int = 0) -> str | None:
         return self._for(pane_id).capture(pane_id, history)
 
+    def snapshot(self, pane_id: str) -> tuple[PaneInfo, str] | None:
+        return self._for(pane_id).snapshot(pane_id)
+
     def send_text(self, pane_id: str, text: str) -> None:
         self._for(pane_id).send_text(pane_id, text)
 

@@ -38,14 +38,16 @@ class Reader:
         self.reads = 0                # screens captured (tests count them)
 
     def read(self, w: Watched) -> Reading:
-        pane = self.tmux.pane(w.pane_id)
-        if pane is None:
-            return Reading(None, False)
-        # a dying pane's last screen is scrolled into history above tmux's "Pane is dead" line
-        text = self.tmux.capture(w.pane_id, history=pane.height if pane.dead else 0)
+        snap = self.tmux.snapshot(w.pane_id)     # the cursor and the text of one moment
         self.reads += 1
-        if text is None:
+        if snap is None:
             return Reading(None, False)
+        pane, text = snap
+        if pane.dead:   # its last screen is scrolled into history above "Pane is dead"
+            dead_text = self.tmux.capture(w.pane_id, history=pane.height)
+            if dead_text is None:
+                return Reading(None, False)
+            text = dead_text
         alive = (not pane.dead and w.agent_pid is not None
                  and self.is_alive(w.agent_pid, w.agent_started))
         line = None if pane.dead else cursor_line(text, pane)

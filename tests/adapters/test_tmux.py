@@ -159,6 +159,22 @@ def test_panes_report_their_cursor_and_tty(tmux: TmuxServer) -> None:
     assert info.tty.startswith("/dev/")
 
 
+def test_a_snapshot_reads_the_cursor_and_the_text_of_one_moment(tmux: TmuxServer) -> None:
+    """A pane printing without pause: in every snapshot, the cursor sits right after the
+    text of its row (read by two commands, it never did: the text had moved on)."""
+    pane = tmux.start("i=0; while :; do printf x; i=$((i+1)); "
+                      "if [ $i -ge 100 ]; then printf '\\n'; i=0; fi; done")
+    wait_until(lambda: "xxx" in (tmux.tmux.capture(pane) or ""))
+    for _ in range(30):
+        snap = tmux.tmux.snapshot(pane)
+        assert snap is not None
+        info, text = snap
+        row = text.split("\n")[info.cursor_y]
+        assert info.pane_id == pane and len(row.rstrip()) == info.cursor_x, (info, row)
+    tmux.tmux.kill_pane(pane)
+    assert tmux.tmux.snapshot(pane) is None
+
+
 def test_server_identity_changes_when_the_server_restarts(tmux: TmuxServer) -> None:
     assert tmux.tmux.server_identity() is None
     tmux.start("exec sleep 300")

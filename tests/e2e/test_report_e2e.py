@@ -40,6 +40,7 @@ def test_the_report_shows_a_real_resumed_crash_with_its_tokens(
         wait_until(lambda: sum(r["type"] == "done" for r in session_records(tmux)) == 2, 30)
     finally:
         assert w.stop() == 0
+        print(*w.lines, sep="\n")
     env = {**os.environ, "FAKEAGENT_HOME": str(tmux.fake_home)}
     env.pop("DISPLAY", None)
     out = subprocess.run([sys.executable, "-m", "pitcrew.supervisor", "report", "--json"],

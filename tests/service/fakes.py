@@ -246,6 +246,12 @@ class RecordingTmux:
         return dataclasses.replace(pane, cursor_x=len(rows[-1]),
                                    cursor_y=pane.height - 1)
 
+    def snapshot(self, pane_id: str) -> tuple[PaneInfo, str] | None:
+        """As `pane` then `capture` (the real one reads both in one tmux command)."""
+        pane = self.pane(pane_id)
+        text = self.capture(pane_id) if pane is not None else None
+        return None if pane is None or text is None else (pane, text)
+
     def capture(self, pane_id: str, history: int = 0) -> str | None:
         self._call("capture", pane_id, history)
         self.captures[pane_id] += 1
