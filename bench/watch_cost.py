@@ -10,7 +10,8 @@ window, in the same run:
 CPU is user+system time of the watcher, its children and the tmux server (the server does
 the work each capture asks for). Then, with Autopilot on, it kills one agent mid-task and
 reports how soon the watcher noticed the exit and how long the resume took beyond the
-mandated 5 s wait.
+mandated 5 s wait; before that, how soon it watched an agent started in a new window and in a
+new session (a new session waits for tmux to go quiet: README, "What watching costs").
 
 The remote case (`--remote 20`) puts the same kind of fleet behind a private sshd on
 127.0.0.1 (tests/support/sshd.py) and measures, in one run: `pitcrew watch` watching it
@@ -181,19 +182,35 @@ def pitcrew(fleet: Fleet, window: float, home: Path) -> tuple[float, float, floa
     return used, elapsed, rss
 
 
-def latency(root: Path) -> tuple[float | None, float | None]:
-    """Kill an agent mid-task: (seconds to notice the exit, resume time beyond 5 s)."""
+def opened(fleet: Fleet, proc: subprocess.Popen[str], *target: str) -> float | None:
+    """Seconds from `tmux new-window -t SESSION:` (or `new-session -s NAME`) with an agent
+    in it to the watcher's "watching Fake Agent" line for the new pane, which is then closed."""
+    env = ["-e", f"FAKEAGENT_HOME={fleet.root / 'fa'}", "-e", f"HOME={fleet.root}"]
+    started = time.monotonic()
+    pane = fleet.tmux.run(*target, "-d", "-P", "-F", "#{pane_id}", "-c", str(fleet.root),
+                          *env, "fakeagent").stdout.strip()
+    seen = wait_line(proc, f"{pane}: watching Fake Agent", 30)
+    fleet.tmux.run("kill-pane", "-t", pane)
+    return seen - started if seen else None
+
+
+def latency(root: Path) -> tuple[float | None, float | None, float | None, float | None]:
+    """(seconds to notice a new window's agent, a new session's agent — which waits for tmux
+    to go quiet, see README "What watching costs" —, an agent killed mid-task's exit, and its
+    resume beyond the mandated 5 s)."""
     fleet = Fleet(1, root / "lat")
     try:
         home = root / "lat-home"
         proc = start_watch(fleet, home, autopilot=True)
         if wait_line(proc, ": idle", 30) is None:
-            return None, None
+            return None, None, None, None
         [pane] = fleet.panes()
+        window = opened(fleet, proc, "new-window", "-t", "=s0:")
+        session = opened(fleet, proc, "new-session", "-s", "later")
         fleet.tmux.send_text(pane, "work 60")
         fleet.tmux.send_keys(pane, "Enter")
-        if wait_line(proc, ": busy", 30) is None:
-            return None, None
+        if wait_line(proc, f"{pane}: busy", 30) is None:
+            return window, session, None, None
         info = fleet.tmux.pane(pane)
         assert info is not None
         killed = time.monotonic()
@@ -202,7 +219,7 @@ def latency(root: Path) -> tuple[float | None, float | None]:
         resumed = wait_line(proc, ("respawned the pane", "typed the resume command"), 30)
         proc.send_signal(signal.SIGTERM)
         proc.wait(20)
-        return ((noticed - killed) if noticed else None,
+        return (window, session, (noticed - killed) if noticed else None,
                 (resumed - killed - 5.0) if resumed else None)
     finally:
         fleet.stop()
@@ -330,7 +347,11 @@ def main() -> int:
             remote_case(args.remote, args.window, root)
         if args.no_latency:
             return 0
-        noticed, beyond = latency(root)
+        window, session, noticed, beyond = latency(root)
+        print(f"agent in a new window watched after: {window * 1000:.0f} ms" if window
+              else "new window: not seen")
+        print(f"agent in a new session watched after: {session:.1f} s" if session
+              else "new session: not seen")
         print(f"exit noticed after: {noticed * 1000:.0f} ms" if noticed else "exit: not seen")
         print(f"resume done {beyond:.2f} s after the mandated 5 s wait" if beyond is not None
               else "resume: not seen")

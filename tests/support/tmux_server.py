@@ -40,7 +40,7 @@ class TmuxServer:
     def start(self, command: str | Sequence[str], cwd: Path | str | None = None,
               env: Mapping[str, str] | None = None, width: int = 120, height: int = 40,
               keep_dead: bool = True) -> str:
-        """Run `command` in a new session's pane; returns the pane id."""
+        """Run `command` in a new window of the first session; returns the pane id."""
         argv = [command] if isinstance(command, str) else [shlex.join(command)]
         cwd = str(cwd or self.root)
         merged = {**self.env, **(env or {})}
