@@ -3,7 +3,9 @@ only through a real sshd on 127.0.0.1 (tests/support/sshd.py), with the fake age
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import psutil
@@ -36,6 +38,29 @@ def watch(tmux: TmuxServer, remote: RemoteTmuxServer | None = None) -> Running:
     return w
 
 
+@contextlib.contextmanager
+def watching_a_remote_agent(
+    tmux: TmuxServer, sshd: Sshd, remote: RemoteTmuxServer, home: Path, cwd: Path,
+    at_shell: bool = False,
+) -> Iterator[tuple[str, Running]]:
+    """gpu1 configured, the fake agent started there (as the pane's command, or typed at an
+    interactive bash), and the watcher running until it reads the agent idle: (pane, watcher).
+    The watcher is stopped on the way out and must exit cleanly."""
+    configure(home, sshd, remote)
+    if at_shell:
+        pane = remote.start("bash --norc --noprofile", cwd=cwd)
+        remote.type(pane, "fakeagent")
+    else:
+        pane = remote.start("fakeagent", cwd=cwd)
+    remote.wait_for_text(pane, "fake>")
+    w = watch(tmux, remote)
+    try:
+        w.wait_for(f"gpu1:{pane}: idle", timeout=30)
+        yield pane, w
+    finally:
+        assert w.stop() == 0
+
+
 def session_records(remote: RemoteTmuxServer) -> list[dict[str, object]]:
     out = []
     for path in remote.fake_home.rglob("*.jsonl"):
@@ -57,18 +82,11 @@ def test_a_remote_agent_is_found_read_and_resumed_after_a_crash(
     tmux: TmuxServer, sshd: Sshd, remote: RemoteTmuxServer, pitcrew_home: Path,
     fake_provider_installed: Path, tmp_path: Path,
 ) -> None:
-    configure(pitcrew_home, sshd, remote)
-    pane = remote.start("fakeagent", cwd=tmp_path)
-    remote.wait_for_text(pane, "fake>")
-    [session] = list(remote.fake_home.rglob("*.jsonl"))
-    w = watch(tmux, remote)
-    try:
-        w.wait_for(f"gpu1:{pane}: idle", timeout=30)
+    with watching_a_remote_agent(tmux, sshd, remote, pitcrew_home, tmp_path) as (pane, w):
+        [session] = list(remote.fake_home.rglob("*.jsonl"))
         remote.type(pane, "crash 3 1")
         w.wait_for(f"gpu1:{pane}: busy (was ")
         wait_badges(pitcrew_home, "Resumed", "Continued", timeout=60)
-    finally:
-        assert w.stop() == 0
     resumed = next(r for r in Ledger(pitcrew_home / "autopilot-ledger.jsonl").tail(100)
                    if r.badge.value == "Resumed")
     assert resumed.readings["session_id"] == session.stem
@@ -81,12 +99,7 @@ def test_a_dropped_connection_is_reconnected_and_a_crash_meanwhile_is_not_lost(
     tmux: TmuxServer, sshd: Sshd, remote: RemoteTmuxServer, pitcrew_home: Path,
     fake_provider_installed: Path, tmp_path: Path,
 ) -> None:
-    configure(pitcrew_home, sshd, remote)
-    pane = remote.start("fakeagent", cwd=tmp_path)
-    remote.wait_for_text(pane, "fake>")
-    w = watch(tmux, remote)
-    try:
-        w.wait_for(f"gpu1:{pane}: idle", timeout=30)
+    with watching_a_remote_agent(tmux, sshd, remote, pitcrew_home, tmp_path) as (pane, w):
         remote.type(pane, "crash 3 1")
         w.wait_for(f"gpu1:{pane}: busy (was ")
         sshd.stop()              # the connection is killed, and the host stays unreachable
@@ -97,8 +110,6 @@ def test_a_dropped_connection_is_reconnected_and_a_crash_meanwhile_is_not_lost(
         sshd.start()
         w.wait_for("host gpu1: up", timeout=30)
         wait_badges(pitcrew_home, "Resumed", "Continued", timeout=40)
-    finally:
-        assert w.stop() == 0
 
 
 def test_a_host_that_is_down_from_the_start_is_one_state_and_local_watching_goes_on(
@@ -123,12 +134,7 @@ def test_a_message_is_delivered_to_a_remote_agent_and_its_login_screen_notifies_
     tmux: TmuxServer, sshd: Sshd, remote: RemoteTmuxServer, pitcrew_home: Path,
     fake_provider_installed: Path, tmp_path: Path,
 ) -> None:
-    configure(pitcrew_home, sshd, remote)
-    pane = remote.start("fakeagent", cwd=tmp_path)
-    remote.wait_for_text(pane, "fake>")
-    w = watch(tmux, remote)
-    try:
-        w.wait_for(f"gpu1:{pane}: idle", timeout=30)
+    with watching_a_remote_agent(tmux, sshd, remote, pitcrew_home, tmp_path) as (pane, w):
         out = pitcrew("send", f"gpu1:{pane}", "work 1")
         assert out.returncode == 0, out.stderr
         w.wait_for("message delivered")
@@ -137,8 +143,6 @@ def test_a_message_is_delivered_to_a_remote_agent_and_its_login_screen_notifies_
         w.wait_for(f"gpu1:{pane}: login_required")
         w.wait_for('needs you: gpu1 · "Fake Agent" is waiting on you')
         wait_badges(pitcrew_home, "Typed", "Diagnosed", "Waiting on you")
-    finally:
-        assert w.stop() == 0
     prompts = [r["text"] for r in session_records(remote) if r["type"] == "prompt"]
     assert prompts[0] == "work 1"                       # typed once, over the connection
     rows = Ledger(pitcrew_home / "autopilot-ledger.jsonl").tail(100)
@@ -189,20 +193,13 @@ def test_a_remote_agent_started_at_a_shell_is_resumed_by_typing_at_that_shell(
     tmux: TmuxServer, sshd: Sshd, remote: RemoteTmuxServer, pitcrew_home: Path,
     fake_provider_installed: Path, tmp_path: Path,
 ) -> None:
-    configure(pitcrew_home, sshd, remote)
-    pane = remote.start("bash --norc --noprofile", cwd=tmp_path)
-    remote.type(pane, "fakeagent")
-    remote.wait_for_text(pane, "fake>")
-    [session] = list(remote.fake_home.rglob("*.jsonl"))
-    w = watch(tmux, remote)
-    try:
-        w.wait_for(f"gpu1:{pane}: idle", timeout=30)
+    with watching_a_remote_agent(tmux, sshd, remote, pitcrew_home, tmp_path,
+                                 at_shell=True) as (pane, w):
+        [session] = list(remote.fake_home.rglob("*.jsonl"))
         remote.type(pane, "crash 3 1")
         w.wait_for(f"gpu1:{pane}: busy (was ")
         wait_badges(pitcrew_home, "Resumed", "Continued", timeout=60)
         w.wait_for("typed the resume command")
-    finally:
-        assert w.stop() == 0
     assert f"fakeagent --resume {session.stem}" in remote.screen(pane)   # typed at the shell
     assert f"Resumed session {session.stem}" in remote.screen(pane)
 
@@ -214,12 +211,7 @@ def test_a_running_remote_agent_is_rerun_in_a_new_window_on_its_own_host(
     """The rerun of an agent that still runs opens a window beside it: on gpu1, not on this
     machine (it used to open in the local tmux, and asked the local kernel whether the
     remote agent's pid was alive)."""
-    configure(pitcrew_home, sshd, remote)
-    pane = remote.start("fakeagent", cwd=tmp_path)
-    remote.wait_for_text(pane, "fake>")
-    w = watch(tmux, remote)
-    try:
-        w.wait_for(f"gpu1:{pane}: idle", timeout=30)
+    with watching_a_remote_agent(tmux, sshd, remote, pitcrew_home, tmp_path) as (pane, w):
         remote.type(pane, "work 600")
         w.wait_for(f"gpu1:{pane}: busy")
         local_panes = {p.pane_id for p in tmux.tmux.list_panes()}
@@ -232,8 +224,6 @@ def test_a_running_remote_agent_is_rerun_in_a_new_window_on_its_own_host(
         windows = remote.tmux("list-windows", "-a", "-F", "#{window_name}").stdout.split()
         new_pane = row.readings["pane"]
         remote.wait_for_text(new_pane, "fake>")
-    finally:
-        assert w.stop() == 0
     assert "rerun-fakeagent" in windows, (row.readings, windows)
     assert row.readings["where"].startswith("a new window")
     assert {p.pane_id for p in tmux.tmux.list_panes()} == local_panes   # nothing opened here
