@@ -288,19 +288,19 @@ class Tmux:
         could print between them: text typed after the cursor was read sat right of it, as
         a placeholder hint does, and a draft in the box read as an empty one."""
         local = pane_id.rpartition(":")[2]            # a remote host's `gpu1:%3` → `%3`
-        if not local.startswith("%"):
-            pane = self.pane(pane_id)
-            text = self.capture(pane_id) if pane is not None else None
-            return None if pane is None or text is None else (pane, text)
-        fmt = SEP.join(f"#{{{name}}}" for name in PANE_FIELDS)
-        result = self.run("list-panes", "-t", pane_id, "-f", f"#{{==:#{{pane_id}},{local}}}",
-                          "-F", fmt, ";", "capture-pane", "-p", "-J", "-t", pane_id)
-        if not result.ok:
-            return None
-        row, _, text = result.stdout.partition("\n")
+        result = None
+        if local.startswith("%"):
+            fmt = SEP.join(f"#{{{name}}}" for name in PANE_FIELDS)
+            result = self.run("list-panes", "-t", pane_id, "-f",
+                              f"#{{==:#{{pane_id}},{local}}}", "-F", fmt, ";",
+                              "capture-pane", "-p", "-J", "-t", pane_id)
+        row, _, text = result.stdout.partition("\n") if result and result.ok else ("", "", "")
         pane = parse_pane_line(row)
         if pane is None or pane.pane_id != local:
-            return None
+            # a pane gone, or a tmux without `list-panes -f` (before 3.2): two commands
+            pane = self.pane(pane_id)
+            captured = self.capture(pane_id) if pane is not None else None
+            return None if pane is None or captured is None else (pane, captured)
         if pane.dead and pane.dead_status is None and pane.dead_signal is None:
             reaped = self.pane(pane_id)     # make tmux reap the zombie it missed (see above)
             return None if reaped is None else (reaped, text)

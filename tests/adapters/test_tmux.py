@@ -175,6 +175,18 @@ def test_a_snapshot_reads_the_cursor_and_the_text_of_one_moment(tmux: TmuxServer
     assert tmux.tmux.snapshot(pane) is None
 
 
+def test_a_tmux_without_list_panes_filters_is_read_in_two_commands(tmux: TmuxServer) -> None:
+    class Tmux31(Tmux):          # tmux before 3.2: `list-panes -f` is an unknown flag
+        def run(self, *args: str, path: str | None = None):  # type: ignore[no-untyped-def]
+            return super().run(*(a if a != "-f" else "-Z" for a in args), path=path)
+
+    pane = tmux.start("echo hello; exec sleep 300")
+    old = Tmux31(tmux.name, config_file="/dev/null")
+    wait_until(lambda: "hello" in (old.capture(pane) or ""))
+    snap = old.snapshot(pane)
+    assert snap is not None and snap[0].pane_id == pane and "hello" in snap[1]
+
+
 def test_server_identity_changes_when_the_server_restarts(tmux: TmuxServer) -> None:
     assert tmux.tmux.server_identity() is None
     tmux.start("exec sleep 300")
