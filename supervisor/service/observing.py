@@ -189,6 +189,8 @@ class Observer:
             prompt = (w.typed_text if by_us else (echoed or typed)) or "(a prompt)"
             if by_us:
                 w.typed_text, w.typed_at = "", None
+            if typed and not submitted:   # sent, its row not counted yet (the cursor on it)
+                w.prompt_rows += 1
             w.typed_input = ""
             self.feed(w, PromptSubmitted(prompt, by_pitcrew=by_us,
                                          session_id=self.session(w)))

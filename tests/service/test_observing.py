@@ -139,6 +139,25 @@ def test_a_prompt_read_as_a_draft_then_running_starts_once() -> None:
     assert not any(isinstance(o, TaskFinished) for o in s.fed.observations)
 
 
+def test_a_prompt_read_running_with_the_cursor_still_on_its_row_starts_once() -> None:
+    s = Setup()
+    w = s.rig.terminal()
+    s.observer.screen(w)
+    s.rig.tmux.screens["%1"] = draft("do it")
+    s.observer.screen(w)
+    s.rig.tmux.screens["%1"] = busy("do it")
+    pane = s.rig.tmux.pane
+    s.rig.tmux.pane = lambda pane_id: dataclasses.replace(   # type: ignore[method-assign]
+        pane(pane_id), cursor_y=pane(pane_id).cursor_y - 1)   # on `fake> do it` still
+    s.observer.screen(w)
+    s.rig.tmux.pane = pane                                    # type: ignore[method-assign]
+    w.state = dataclasses.replace(w.state, task="do it")
+    s.rig.tmux.screens["%1"] = busy("do it") + "\n● Read 3 files"
+    s.observer.screen(w)
+    assert prompts(s.fed) == ["do it"]
+    assert not any(isinstance(o, TaskFinished) for o in s.fed.observations)
+
+
 def test_an_exit_after_the_task_read_running_keeps_that_task() -> None:
     s = Setup()
     w = s.rig.terminal()
