@@ -113,7 +113,8 @@ class ControlSessions(Generic[C]):
                 self.controls[name] = client
                 self.failed.pop(name, None)
             else:    # 1, 2, 4 … 30 s apart: its screens are read at each listing meanwhile
-                self.failed[name] = (failures + 1, self.mono() + min(2.0 ** failures, RETRY_MAX))
+                wait = min(2.0 ** min(failures, 8), RETRY_MAX)
+                self.failed[name] = (failures + 1, self.mono() + wait)
         return self.waiting
 
     def _young(self, created: int, listed_for: float) -> bool:

@@ -138,6 +138,13 @@ def test_a_client_that_cannot_connect_is_tried_again_less_and_less_often() -> No
     assert s.settled and tried[-1] == 91
     s.sync({})                              # closed: its failures are forgotten too
     assert s.failed == {}
+    refuse.add("work")
+    s.failed["work"] = (5000, 0.0)          # days of failures: still 30 s apart, no overflow
+    clock.t = 200.0
+    s.sync({"work": OLD})                   # back in the listing: news, so not yet
+    clock.t = 202.0
+    s.sync({"work": OLD})
+    assert s.failed["work"] == (5001, 232.0)
 
 
 def test_on_another_hosts_clock_a_session_is_young_by_when_it_was_first_listed() -> None:
