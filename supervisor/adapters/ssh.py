@@ -195,6 +195,11 @@ class SshLink:
             subprocess.run([self.binary, "-o", f"ControlPath={self.socket}", "-O", "exit",
                             *self.ssh_args], stdin=subprocess.DEVNULL,
                            capture_output=True, timeout=5)
+        # it answers first and removes its socket as it goes: let it, or it could remove
+        # the socket of the master started next
+        deadline = time.monotonic() + 3
+        while self.socket.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
 
     def _kill_master(self) -> None:
         master = self._master

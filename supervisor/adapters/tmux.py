@@ -172,6 +172,7 @@ class Tmux:
         self.binary = binary
         self.timeout = timeout
         self.config_file = config_file  # `-f`: only read when this call starts the server
+        self.filters = True             # `list-panes -f` works (tmux 3.2+; see snapshot)
 
     @classmethod
     def from_env(cls, socket: str | None = None) -> Tmux:
@@ -289,7 +290,7 @@ class Tmux:
         a placeholder hint does, and a draft in the box read as an empty one."""
         local = pane_id.rpartition(":")[2]            # a remote host's `gpu1:%3` → `%3`
         result = None
-        if local.startswith("%"):
+        if local.startswith("%") and self.filters:
             fmt = SEP.join(f"#{{{name}}}" for name in PANE_FIELDS)
             result = self.run("list-panes", "-t", pane_id, "-f",
                               f"#{{==:#{{pane_id}},{local}}}", "-F", fmt, ";",
@@ -300,6 +301,8 @@ class Tmux:
             # a pane gone, or a tmux without `list-panes -f` (before 3.2): two commands
             pane = self.pane(pane_id)
             captured = self.capture(pane_id) if pane is not None else None
+            if result is not None and "unknown flag" in result.stderr:
+                self.filters = False      # and never again on this server
             return None if pane is None or captured is None else (pane, captured)
         if pane.dead and pane.dead_status is None and pane.dead_signal is None:
             reaped = self.pane(pane_id)     # make tmux reap the zombie it missed (see above)

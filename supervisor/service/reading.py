@@ -39,9 +39,9 @@ class Reader:
 
     def read(self, w: Watched) -> Reading:
         snap = self.tmux.snapshot(w.pane_id)     # the cursor and the text of one moment
-        self.reads += 1
         if snap is None:
             return Reading(None, False)
+        self.reads += 1
         pane, text = snap
         if pane.dead:   # its last screen is scrolled into history above "Pane is dead"
             dead_text = self.tmux.capture(w.pane_id, history=pane.height)

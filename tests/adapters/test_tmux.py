@@ -185,6 +185,7 @@ def test_a_tmux_without_list_panes_filters_is_read_in_two_commands(tmux: TmuxSer
     wait_until(lambda: "hello" in (old.capture(pane) or ""))
     snap = old.snapshot(pane)
     assert snap is not None and snap[0].pane_id == pane and "hello" in snap[1]
+    assert not old.filters                  # not tried again
 
 
 def test_server_identity_changes_when_the_server_restarts(tmux: TmuxServer) -> None:
