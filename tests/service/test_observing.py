@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
+
 from pitcrew.supervisor.adapters.processes import LaunchContext, LaunchStyle
 from pitcrew.supervisor.core.records import (
     Incident,
@@ -122,39 +124,27 @@ def test_a_prompt_that_died_unseen_after_a_task_seen_running_is_the_one_that_cra
     assert kinds[-2:] == [PromptSubmitted, ProcessExited]
 
 
-def test_a_prompt_read_as_a_draft_then_running_starts_once() -> None:
-    """Read in the box, then running for two readings: one prompt, never finished between
-    (a second start would read as a user's prompt and close Autopilot's incident)."""
+@pytest.mark.parametrize("cursor_on_echo", [False, True], ids=["below", "on its row"])
+def test_a_prompt_read_as_a_draft_then_running_starts_once(cursor_on_echo: bool) -> None:
+    """Read in the box, then running for two readings — the first with the cursor below the
+    echo or still on it: one prompt, never finished between (a second start would read as a
+    user's prompt and close Autopilot's incident)."""
     s = Setup()
     w = s.rig.terminal()
     s.observer.screen(w)
     s.rig.tmux.screens["%1"] = draft("Continue from where you stopped")
     s.observer.screen(w)
     s.rig.tmux.screens["%1"] = busy("Continue from where you stopped")
+    pane = s.rig.tmux.pane
+    if cursor_on_echo:
+        s.rig.tmux.pane = lambda pane_id: dataclasses.replace(   # type: ignore[method-assign]
+            pane(pane_id), cursor_y=pane(pane_id).cursor_y - 1)
     s.observer.screen(w)
+    s.rig.tmux.pane = pane                                        # type: ignore[method-assign]
     w.state = dataclasses.replace(w.state, task="Continue from where you stopped")
     s.rig.tmux.screens["%1"] = busy("Continue from where you stopped") + "\n● Read 3 files"
     s.observer.screen(w)
     assert prompts(s.fed) == ["Continue from where you stopped"]
-    assert not any(isinstance(o, TaskFinished) for o in s.fed.observations)
-
-
-def test_a_prompt_read_running_with_the_cursor_still_on_its_row_starts_once() -> None:
-    s = Setup()
-    w = s.rig.terminal()
-    s.observer.screen(w)
-    s.rig.tmux.screens["%1"] = draft("do it")
-    s.observer.screen(w)
-    s.rig.tmux.screens["%1"] = busy("do it")
-    pane = s.rig.tmux.pane
-    s.rig.tmux.pane = lambda pane_id: dataclasses.replace(   # type: ignore[method-assign]
-        pane(pane_id), cursor_y=pane(pane_id).cursor_y - 1)   # on `fake> do it` still
-    s.observer.screen(w)
-    s.rig.tmux.pane = pane                                    # type: ignore[method-assign]
-    w.state = dataclasses.replace(w.state, task="do it")
-    s.rig.tmux.screens["%1"] = busy("do it") + "\n● Read 3 files"
-    s.observer.screen(w)
-    assert prompts(s.fed) == ["do it"]
     assert not any(isinstance(o, TaskFinished) for o in s.fed.observations)
 
 
