@@ -104,9 +104,10 @@ class Discovery:
         waiting = self.sync_sessions({p.session_name: p.session_created for p in panes})
         seen = set()
         for pane in panes:
-            seen.add(self.key(pane.pane_id))
+            key = self.key(pane.pane_id)
+            seen.add(key)
             self.inspect(pane)
-            if pane.session_name in waiting and (w := self.watched.get(self.key(pane.pane_id))):
+            if pane.session_name in waiting and (w := self.watched.get(key)):
                 w.dirty = True    # no control client tells of its output yet: look anyway
         for key in list(self.watched):
             if key not in seen and key.startswith(f"{self.server}:"):   # this server's only
