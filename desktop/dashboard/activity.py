@@ -18,16 +18,15 @@ from pitcrew.desktop.dashboard.style import (
     clock,
     label,
 )
-from pitcrew.supervisor.api.view import DecisionView, View
+from pitcrew.supervisor.api.view import BY_DIAGNOSIS, BY_YOU, DecisionView, View
 
 MAX_CARDS = 200
 EMPTY = ("Nothing has happened yet. When Autopilot or AI Diagnosis acts on a terminal, "
          "it is listed here.")
 
 
-def mark_for(badge: str) -> str:
-    """Who made the decision: every ledger row is Autopilot's except a diagnosis."""
-    return "AI Diagnosis" if badge == "Diagnosed" else "Autopilot"
+MARK_COLOR = {BY_DIAGNOSIS: PURPLE, BY_YOU: GREY}
+MARK_TIP = {BY_YOU: "You asked for this"}
 
 
 def _keys(rows: tuple[DecisionView, ...]) -> list[tuple[float, str, str, int]]:
@@ -52,9 +51,9 @@ class ActivityCard(QFrame):
         top.setSpacing(8)
         self.badge = Pill(d.badge, BADGE_COLOR.get(d.badge, GREY))
         top.addWidget(self.badge)
-        who = mark_for(d.badge)
-        self.mark = Pill(who, PURPLE if who == "AI Diagnosis" else BLUE)
-        self.mark.setToolTip(f"Decided by {who}")
+        who = d.by     # decided in the view (api/view.py: decided_by)
+        self.mark = Pill(who, MARK_COLOR.get(who, BLUE))
+        self.mark.setToolTip(MARK_TIP.get(who, f"Decided by {who}"))
         top.addWidget(self.mark)
         self.agent = label(d.agent or d.terminal)
         self.agent.setStyleSheet("font-weight: 600;")
@@ -89,7 +88,8 @@ class ActivityPage(QWidget):
         outer.setContentsMargins(24, 20, 24, 20)
         outer.setSpacing(12)
         outer.addWidget(label("Activity", "title"))
-        outer.addWidget(label("What Autopilot and AI Diagnosis did, newest first.", "muted"))
+        outer.addWidget(label("What Autopilot, AI Diagnosis and your own messages did, "
+                              "newest first.", "muted"))
         self.area = QScrollArea()
         self.area.setWidgetResizable(True)
         inner = QWidget()

@@ -25,6 +25,13 @@ TIMELINE_SECONDS = 6 * 3600.0   # how far back a terminal's timeline goes
 WAITING_STATES = frozenset({"rate_limit", "login_required", "upgrade_prompt", "question",
                             "picker", "draft", "continue_prompt"})
 STUCK_STATES = frozenset({"connection_lost", "crashed", "looping"})   # looping: core.loops
+# Who acted, as an Activity card marks it. Typed rows carry the delivery's kind as trigger:
+# a "message" is the user's own (`pitcrew send`, the dashboard), a "rerun" re-sends the
+# prompt of a rerun the user asked for; a "brief" is typed by a failover.
+BY_YOU = "You"
+BY_AUTOPILOT = "Autopilot"
+BY_DIAGNOSIS = "AI Diagnosis"
+USER_TRIGGERS = frozenset({"message", "rerun", "rerun (you asked)"})
 
 
 class Attention(enum.StrEnum):
@@ -87,10 +94,20 @@ class DecisionView:
     reason: str
     terminal: str
     agent: str
+    by: str = BY_AUTOPILOT        # who acted: BY_YOU, BY_AUTOPILOT or BY_DIAGNOSIS
 
     @classmethod
     def of(cls, d: Decision) -> DecisionView:
-        return cls(d.at, d.badge.value, d.prompt, d.project, d.reason, d.terminal, d.agent)
+        return cls(d.at, d.badge.value, d.prompt, d.project, d.reason, d.terminal, d.agent,
+                   decided_by(d))
+
+
+def decided_by(d: Decision) -> str:
+    """Who a ledger row's action belongs to: the user's own messages and reruns are theirs,
+    a checker's reading is AI Diagnosis's, every other row is Autopilot's."""
+    if d.badge in (Badge.TYPED, Badge.RERUN) and d.trigger in USER_TRIGGERS:
+        return BY_YOU
+    return BY_DIAGNOSIS if d.badge is Badge.DIAGNOSED else BY_AUTOPILOT
 
 
 @dataclass(frozen=True, slots=True)

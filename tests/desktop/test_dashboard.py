@@ -58,7 +58,8 @@ def terminal(n: int, state: str = "busy", timeline: tuple[tuple[float, str], ...
 def decision(i: int, badge: str = "Resumed") -> DecisionView:
     return DecisionView(at=NOW - 60 * i, badge=badge, prompt=f"task number {i}",
                         project=f"/home/dev/proj{i}", reason=f"reason {i}",
-                        terminal=f"default:%{i}", agent="Codex")
+                        terminal=f"default:%{i}", agent="Codex",
+                        by="AI Diagnosis" if badge == "Diagnosed" else "Autopilot")
 
 
 def checker(label: str, installed: bool = True) -> CheckerView:
