@@ -5,6 +5,11 @@ immutable `View`s; they reach the UI thread through a queued Qt signal. The UI s
 typed `api.commands` records back with `command()`, which only puts them on
 the supervisor's queue: the UI thread never waits on tmux, psutil, files or a checker.
 
+When another supervisor (`pitcrew watch`) holds the lock, this app supervises nothing: it
+shows that supervisor's own view, which the watcher publishes as a file (api/view_file.py),
+read on a small thread of ours whenever it changed, and relays commands to it through the
+command spool. When that supervisor stops, this app takes over.
+
 Wake-ups (backoff retries, delivery retries, limit-reset resumes) are APScheduler jobs on a
 Qt scheduler driven by the UI thread's event loop; the jobs only post events to the
 supervisor's queue, and they are rebuilt from state.json on start.
@@ -12,6 +17,7 @@ supervisor's queue, and they are rebuilt from state.json on start.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
@@ -22,6 +28,7 @@ from apscheduler.schedulers.qt import QtScheduler
 from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal, Slot
 
 from pitcrew.supervisor.adapters.notifier import Gate
+from pitcrew.supervisor.api import view_file
 from pitcrew.supervisor.api.commands import Command
 from pitcrew.supervisor.api.view import View
 from pitcrew.supervisor.service.app_context import AppContext
@@ -29,6 +36,9 @@ from pitcrew.supervisor.store import spool
 from pitcrew.supervisor.store.lock import SupervisorLock
 
 log = logging.getLogger("pitcrew")
+
+RELAY_LOOK_EVERY = 0.25    # seconds: how often the relaying app looks at the published view
+TAKE_OVER_EVERY = 2.0      # … and whether the other supervisor has stopped
 
 
 class _Poke(QObject):
@@ -96,17 +106,41 @@ class SupervisorHost(QObject):
         self.view_changed.connect(self._remember)
 
     def start(self) -> bool:
-        """False when another Pitcrew supervisor holds the lock (then this one only relays
-        commands to it through the command spool)."""
+        """False when another Pitcrew supervisor holds the lock (then this one shows that
+        supervisor's view and relays commands to it through the command spool)."""
         holder = self.lock.acquire("pitcrew tray")
         if holder is not None:
             self.holder = holder.describe()
             self.problem.emit(f"another Pitcrew supervisor is running ({self.holder}); "
-                              "this app relays your changes to it")
+                              "this app shows its view and relays your changes to it")
+            self.latest = View(relay=self.holder, status_line="Waiting for its view.")
+            self.view_changed.emit(self.latest)
+            self._thread = threading.Thread(target=self._relay, args=(holder.pid,),
+                                            name="relay", daemon=True)
+            self._thread.start()
             return False
         self._thread = threading.Thread(target=self._run, name="supervisor", daemon=True)
         self._thread.start()
         return True
+
+    def _relay(self, holder_pid: int) -> None:
+        """Show the holder's published view while it runs; take over once it stopped."""
+        follower = view_file.Follower(self.ctx.paths.data_dir)
+        relay = self.holder or ""
+        next_try = time.monotonic() + TAKE_OVER_EVERY
+        while not self._stop.wait(RELAY_LOOK_EVERY):
+            published = follower.changed()
+            if published is not None and published.pid == holder_pid:
+                self.view_changed.emit(dataclasses.replace(published.view, relay=relay))
+            if time.monotonic() < next_try:
+                continue
+            next_try = time.monotonic() + TAKE_OVER_EVERY
+            if self.lock.acquire("pitcrew tray") is None:   # the other one is gone
+                self.problem.emit(f"the other Pitcrew supervisor stopped ({relay}); "
+                                  "this app supervises your agents now")
+                self.holder = None
+                self._run()
+                return
 
     def _run(self) -> None:
         from pitcrew.supervisor.service.loop import Supervisor

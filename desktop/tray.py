@@ -29,6 +29,17 @@ def worst(view: View) -> str:
 
 
 def tooltip(view: View) -> str:
+    """The summary line, and which supervisor it comes from when this app only relays."""
+    return summary(view) + (f"\n{relay_line(view)}" if view.relay else "")
+
+
+def relay_line(view: View) -> str:
+    return f"Shown from {view.relay}; your changes are relayed to it"
+
+
+def summary(view: View) -> str:
+    if view.relay and not view.at:
+        return "Pitcrew — waiting for the running supervisor's view"
     count = len(view.terminals)
     status = worst(view)
     parts = [f"Pitcrew — {count} agent{'s' if count != 1 else ''}"]
@@ -90,8 +101,10 @@ class Tray(QObject):
     def rebuild_menu(self) -> None:
         menu, view = self.menu, self.view
         menu.clear()
-        header = menu.addAction(f"Pitcrew {__version__} — {tooltip(view).split(' — ', 1)[1]}")
+        header = menu.addAction(f"Pitcrew {__version__} — {summary(view).split(' — ', 1)[1]}")
         header.setEnabled(False)
+        if view.relay:
+            menu.addAction(relay_line(view)).setEnabled(False)
         menu.addSeparator()
         if not view.terminals:
             menu.addAction("No agent terminals found").setEnabled(False)

@@ -139,6 +139,9 @@ class AgentsPage(QWidget):
         outer.addWidget(label("Agents", "title"))
         self.summary = label("", "muted")
         outer.addWidget(self.summary)
+        self.relay = label("", "muted", wrap=True)   # the supervisor this view comes from
+        self.relay.hide()
+        outer.addWidget(self.relay)
         self.hosts = label("", "muted", wrap=True)   # remote hosts and their connections
         self.hosts.hide()
         outer.addWidget(self.hosts)
@@ -206,6 +209,9 @@ class AgentsPage(QWidget):
                    + (f" · {need} need attention" if need else "")) if keys else ""
         _set(self.summary, summary)
         self.summary.setVisible(bool(keys))
+        _set(self.relay, f"Shown live from {view.relay}; your changes are relayed to it."
+             if view.relay else "")
+        self.relay.setVisible(bool(view.relay))
         _set(self.hosts, hosts_line(view))
         self.hosts.setVisible(bool(view.hosts))
         _set(self.problems, "\n".join(f"⚠ {p}" for p in view.problems))

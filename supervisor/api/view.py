@@ -157,6 +157,7 @@ class View:
     at: float = 0.0
     limits: Limits = Limits()
     hosts: tuple[HostView, ...] = ()              # remote hosts (none: only this machine)
+    relay: str = ""               # the other supervisor this app shows and relays to, if any
 
     @property
     def tray_status(self) -> TrayStatus:

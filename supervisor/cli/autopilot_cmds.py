@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from pitcrew.supervisor.api import view_file
 from pitcrew.supervisor.api.build import incident_note
 from pitcrew.supervisor.api.commands import ChangeState, Command
 from pitcrew.supervisor.cli import claude_hooks
@@ -53,10 +54,13 @@ def watch(args: argparse.Namespace) -> int:
     supervisor: list[Supervisor] = []
     gate = default_gate(on_action=lambda action, msg: _headless_action(ctx, supervisor, action,
                                                                        msg))
-    supervisor.append(Supervisor(ctx, gate))
+    # its view, for a tray app started beside it (which then only relays): api/view_file.py
+    publisher = view_file.Publisher(ctx.paths.data_dir)
+    supervisor.append(Supervisor(ctx, gate, publish=publisher))
     try:
         return supervisor[0].run(stop)
     finally:
+        publisher.remove()
         lock.release()
         log.info("stopped watching")
 
