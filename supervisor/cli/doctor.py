@@ -32,6 +32,7 @@ def run_checks(ctx: AppContext) -> list[Check]:
     checks = [Check("pitcrew", "ok", f"{__version__} on Python {sys.version.split()[0]}")]
     checks.append(_tmux(ctx))
     checks.append(_files(ctx))
+    checks.append(_log(ctx))
     checks.append(_config(ctx))
     checks.append(_providers(ctx))
     checks.append(_agents(ctx))
@@ -64,6 +65,15 @@ def _files(ctx: AppContext) -> Check:
     except OSError as exc:
         return Check("data folder", "fail", f"{folder} is not writable: {exc.strerror}")
     return Check("data folder", "ok", str(folder))
+
+
+def _log(ctx: AppContext) -> Check:
+    """Where to look when something went wrong (not in the data folder: with platformdirs
+    it is the per-user state/log folder; with PITCREW_HOME, its logs/ folder)."""
+    path = ctx.paths.log_file
+    if not os.access(path if path.exists() else path.parent, os.W_OK):
+        return Check("log file", "warn", f"{path} cannot be written; Pitcrew logs nothing")
+    return Check("log file", "ok", str(path))
 
 
 def _config(ctx: AppContext) -> Check:
