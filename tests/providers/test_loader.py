@@ -138,11 +138,12 @@ def test_commands_render_models_and_ids() -> None:
     assert claude.launch.model_args(None) == ()
 
 
-def test_the_readmes_full_provider_example_loads_as_written(tmp_path: Path) -> None:
-    """The README's "every key" example is what a user copies: it must load with no error."""
+def test_the_docs_full_provider_example_loads_as_written(tmp_path: Path) -> None:
+    """The "every key" example in docs/providers.md is what a user copies: it must load with
+    no error."""
     import re
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[2] / "docs" / "providers.md").read_text()
     [example] = [b for b in re.findall(r"```toml\n(.*?)```", readme, re.S)
                  if 'display_name = "My Agent"' in b]
     write(tmp_path, "myagent", example)
