@@ -39,6 +39,8 @@ log = logging.getLogger("pitcrew")
 
 RELAY_LOOK_EVERY = 0.25    # seconds: how often the relaying app looks at the published view
 TAKE_OVER_EVERY = 2.0      # … and whether the other supervisor has stopped
+STALE_AFTER = 20.0         # a view not refreshed this long is said to be old (it republishes
+                           # every few seconds while it runs)
 
 
 class _Poke(QObject):
@@ -127,11 +129,18 @@ class SupervisorHost(QObject):
         """Show the holder's published view while it runs; take over once it stopped."""
         follower = view_file.Follower(self.ctx.paths.data_dir)
         relay = self.holder or ""
-        next_try = time.monotonic() + TAKE_OVER_EVERY
+        next_try = fresh = time.monotonic()
+        next_try += TAKE_OVER_EVERY
+        shown: View | None = None
         while not self._stop.wait(RELAY_LOOK_EVERY):
             published = follower.changed()
             if published is not None and published.pid == holder_pid:
-                self.view_changed.emit(dataclasses.replace(published.view, relay=relay))
+                shown, fresh = dataclasses.replace(published.view, relay=relay), time.monotonic()
+                self.view_changed.emit(shown)
+            elif shown is not None and time.monotonic() - fresh > STALE_AFTER:
+                old = f"{relay} has not updated its view for {STALE_AFTER:.0f} s; it may be old"
+                self.view_changed.emit(dataclasses.replace(shown, problems=(*shown.problems, old)))
+                shown = None    # said once, until a fresh view comes
             if time.monotonic() < next_try:
                 continue
             next_try = time.monotonic() + TAKE_OVER_EVERY

@@ -151,3 +151,40 @@ def test_a_published_view_reads_back_equal(tmp_path: Path) -> None:
     assert view_file.read(tmp_path / "view.json") is None
     assert view_file.read(tmp_path / "missing.json") is None
     assert View() == view_file.from_json(view_file.to_json(View()))
+
+
+def test_an_old_view_is_said_to_be_old_and_the_app_takes_over_when_the_holder_goes(
+    qtbot, pitcrew_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The holder here is this test (the lock is per open file): it publishes one view, then
+    stops refreshing it, then lets the lock go."""
+    from pitcrew.desktop import host as host_mod
+    from pitcrew.desktop.host import SupervisorHost
+    from pitcrew.supervisor.adapters.notifier import Gate
+    from pitcrew.supervisor.store.lock import SupervisorLock
+    from tests.desktop.test_dashboard import make_view, terminal
+
+    monkeypatch.setattr(host_mod, "STALE_AFTER", 1.5)
+    monkeypatch.setattr(host_mod, "TAKE_OVER_EVERY", 0.5)
+    watcher = SupervisorLock(pitcrew_home / "supervisor.lock")
+    assert watcher.acquire("pitcrew watch") is None
+    published = view_file.path_in(pitcrew_home)
+    # one left by a supervisor that died (another pid) is never shown as the holder's
+    view_file.write(published, make_view(terminals=(terminal(7), terminal(8))), pid=1)
+    host = SupervisorHost(load_context("pitcrew-test-no-server"), lambda: Gate([]))
+    try:
+        assert not host.start()
+        qtbot.wait(1000)
+        assert host.latest.terminals == () and host.latest.status_line == "Waiting for its view."
+        view_file.write(published, make_view(terminals=(terminal(1),), mode="on"))
+        qtbot.waitUntil(lambda: len(host.latest.terminals) == 1, timeout=5000)
+        assert host.latest.mode == "on" and host.latest.relay.startswith(f"pid {os.getpid()} ")
+        qtbot.waitUntil(lambda: any("has not updated its view for 2 s" in p
+                                    for p in host.latest.problems), timeout=5000)
+        watcher.release()             # the watcher stopped: this app supervises from now on
+        qtbot.waitUntil(lambda: host.holder is None and host.latest.relay == ""
+                        and host.latest.at > 0, timeout=15000)
+        assert host.latest.terminals == ()     # its own view: no tmux server here
+    finally:
+        host.stop()
+        watcher.release()
