@@ -15,7 +15,7 @@ import dataclasses
 import json
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,10 +45,23 @@ class Published:
 
 
 def to_json(view: View) -> dict[str, Any]:
-    data = dataclasses.asdict(view)
-    data["models"] = (None if view.models is None
-                      else {k: list(v) for k, v in view.models.items()})
+    """The view as JSON data (tuples become lists, each record an object)."""
+    data: dict[str, Any] = json.loads(dumps(view))
     return data
+
+
+def dumps(view: View) -> str:
+    # json walks the tuples itself and asks `_fields` only for each record: several times
+    # faster than dataclasses.asdict, which deep-copies every value first
+    return json.dumps(view, default=_fields, ensure_ascii=False, separators=(",", ":"))
+
+
+def _fields(obj: Any) -> Any:
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
+    if isinstance(obj, Mapping):            # View.models
+        return dict(obj)
+    raise TypeError(f"{type(obj).__name__} is not part of a view")
 
 
 def from_json(data: dict[str, Any]) -> View:
@@ -86,13 +99,13 @@ def _tuples(value: Any) -> Any:
 def write(path: Path, view: View, pid: int | None = None) -> None:
     """Replace the file atomically: a reader sees the old view or the new one, never half.
     No fsync: after a crash the file is stale anyway (its pid no longer holds the lock)."""
-    record = {"version": VERSION, "pid": os.getpid() if pid is None else pid,
-              "view": to_json(view)}
+    head = json.dumps({"version": VERSION, "pid": os.getpid() if pid is None else pid})
+    text = f'{head[:-1]},"view":{dumps(view)}}}'
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".view-", suffix=".json", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(record, fh, ensure_ascii=False)
+            fh.write(text)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
