@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import logging
 import os
 import tempfile
 from collections.abc import Callable, Mapping
@@ -29,6 +30,8 @@ from pitcrew.supervisor.api.view import (
     TerminalView,
     View,
 )
+
+log = logging.getLogger("pitcrew")
 
 NAME = "view.json"
 VERSION = 1
@@ -125,14 +128,26 @@ def read(path: Path) -> Published | None:
 
 
 class Publisher:
-    """What `pitcrew watch` hands the supervisor as its `publish`: each View to the file.
-    (The supervisor already throttles publishing; a write that fails is logged by it.)"""
+    """What `pitcrew watch` hands the supervisor as its `publish`: each View to the file (the
+    supervisor already throttles publishing). A disk that refuses the write costs the tray
+    app its view, never the watcher: said once, and again when writing works."""
 
     def __init__(self, data_dir: Path) -> None:
         self.path = path_in(data_dir)
+        self.failing = False
 
     def __call__(self, view: View) -> None:
-        write(self.path, view)
+        try:
+            write(self.path, view)
+        except OSError as exc:
+            if not self.failing:
+                log.warning("cannot publish the view for a tray app in %s: %s",
+                            self.path.parent, exc.strerror or exc)
+            self.failing = True
+            return
+        if self.failing:
+            log.info("the view for a tray app is published again")
+        self.failing = False
 
     def remove(self) -> None:
         """On a clean stop: no view is left behind for a supervisor that is gone."""

@@ -11,6 +11,7 @@ Set PITCREW_TEST_SHOTS=<folder> to keep screenshots of the relaying menu and das
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 from pathlib import Path
@@ -73,9 +74,9 @@ def test_the_app_beside_a_running_watcher_shows_the_watchers_agents_autopilot_an
 
         # what the user sees: the watcher's two agents, Autopilot on, consent given
         qtbot.waitUntil(lambda: len(host.latest.terminals) == 2, timeout=20000)
-        assert tray.icon.toolTip().splitlines() == [
+        qtbot.waitUntil(lambda: tray.icon.toolTip().splitlines() == [    # the tray, as seen
             "Pitcrew — 2 agents · all working · Autopilot on",
-            f"Shown from {host.holder}; your changes are relayed to it"]
+            f"Shown from {host.holder}; your changes are relayed to it"], timeout=5000)
         tray.rebuild_menu()
         items = [a.text() for a in tray.menu.actions() if a.text()]
         assert items[0].endswith("— 2 agents · all working · Autopilot on")
@@ -113,9 +114,13 @@ def test_the_app_beside_a_running_watcher_shows_the_watchers_agents_autopilot_an
         shoot(dash, shots, "relay-dashboard-activity")
 
         # live both ways: Pause from the relaying tray pauses the watcher, and the app shows it
+        qtbot.waitUntil(lambda: "Done: say hello there" in tmux.screen(panes[0]), timeout=20000)
+        qtbot.waitUntil(lambda: {t.state for t in host.latest.terminals} == {"idle"},
+                        timeout=20000)        # the message was answered, and the app shows it
         shell.set_autopilot("pause")
         qtbot.waitUntil(lambda: host.latest.mode == "paused", timeout=20000)
-        assert tray.icon.toolTip().startswith("Pitcrew — 2 agents · Autopilot paused")
+        qtbot.waitUntil(lambda: tray.icon.toolTip().splitlines()[0]
+                        == "Pitcrew — 2 agents · Autopilot paused", timeout=5000)
         assert pitcrew("autopilot", "status", env={"PITCREW_TMUX_SOCKET": tmux.name}
                        ).stdout.startswith("Autopilot: Paused")
 
@@ -126,7 +131,8 @@ def test_the_app_beside_a_running_watcher_shows_the_watchers_agents_autopilot_an
         qtbot.waitUntil(lambda: host.holder is None and not host.latest.relay
                         and len(host.latest.terminals) == 2, timeout=30000)
         assert host.latest.mode == "paused"        # the pause the watcher saved holds
-        assert tray.icon.toolTip() == "Pitcrew — 2 agents · Autopilot paused"
+        qtbot.waitUntil(lambda: tray.icon.toolTip() == "Pitcrew — 2 agents · Autopilot paused",
+                        timeout=10000)
     finally:
         watch.stop()
         if shell is not None:
@@ -188,3 +194,22 @@ def test_an_old_view_is_said_to_be_old_and_the_app_takes_over_when_the_holder_go
     finally:
         host.stop()
         watcher.release()
+
+
+def test_a_disk_that_refuses_the_view_is_said_once_and_never_stops_the_watcher(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, "pitcrew")
+    blocker = tmp_path / "data"
+    blocker.write_text("a file where the data folder should be")   # every write fails
+    folder = blocker / "pitcrew"
+    publish = view_file.Publisher(folder)
+    for _ in range(3):
+        publish(View(mode="on"))
+    said = [r.getMessage() for r in caplog.records if "cannot publish" in r.getMessage()]
+    assert said == [f"cannot publish the view for a tray app in {folder}: Not a directory"]
+    blocker.unlink()
+    publish(View(mode="on"))
+    assert "the view for a tray app is published again" in caplog.text
+    published = view_file.read(view_file.path_in(folder))
+    assert published is not None and published.view.mode == "on"
