@@ -53,3 +53,12 @@ def test_a_global_option_given_before_is_kept_when_not_repeated() -> None:
     assert (args.tmux_socket, args.verbose) == (None, False)
     args = build_parser().parse_args(["--tmux-socket", "a", "status", "--tmux-socket", "b"])
     assert args.tmux_socket == "b"
+
+
+@pytest.mark.parametrize("name", sorted(subcommands()))
+def test_every_subcommand_names_a_handler_that_exists(name: str) -> None:
+    """Handlers are named as strings (imported when their subcommand runs): a typo would
+    only show when a user runs that subcommand."""
+    from pitcrew.supervisor.cli.main import handler
+
+    assert callable(handler(subcommands()[name].get_default("handler")))
