@@ -11,14 +11,11 @@ Only the subcommand that runs is imported (its handler is named in cli/parser.py
 from __future__ import annotations
 
 import importlib
-import logging
 import sys
 from collections.abc import Callable, Sequence
 
 from pitcrew.supervisor.cli.parser import build_parser
 from pitcrew.supervisor.core.errors import PitcrewError
-
-log = logging.getLogger(__name__)
 
 
 def handler(spec: str) -> Callable[..., int | None]:
@@ -59,9 +56,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except Exception as exc:
-        log.exception("internal error in %s", args.command)
+        import logging
+
         from pitcrew.supervisor.store.paths import resolve
 
+        logging.getLogger(__name__).exception("internal error in %s", args.command)
         print(f"pitcrew: internal error: {exc} (details in the log: "
               f"{resolve().log_file})", file=sys.stderr)
         return 70

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -36,7 +37,7 @@ def test_version_loads_no_service_qt_scheduler_or_psutil() -> None:
     assert stdout.startswith("pitcrew ")
     assert "pitcrew.supervisor.cli.main" in modules      # the check sees our imports at all
     assert heavy(modules, HEAVY) == []
-    assert "logging.handlers" not in modules
+    assert "logging" not in modules and "importlib.metadata" in modules   # read when asked
 
 
 @pytest.mark.parametrize("command", ["status", "ledger", "hosts"])
@@ -53,3 +54,23 @@ def test_status_loads_no_report_ssh_qt_or_scheduler() -> None:
     assert heavy(modules, ("pitcrew.supervisor.api", "pitcrew.desktop", "PySide6",
                            "apscheduler", "pitcrew.supervisor.adapters.ssh",
                            "pitcrew.supervisor.service.loop", "sqlite3")) == []
+
+
+def test_an_internal_error_still_reaches_the_log_file(pitcrew_home: Path) -> None:
+    """The log file is opened at the first record (a quiet command never opens it)."""
+    code = ("import pitcrew.supervisor.cli.commands as c\n"
+            "def boom(args): raise RuntimeError('kaput')\n"
+            "c.status = boom\n"
+            "from pitcrew.supervisor.cli.main import main\n"
+            "raise SystemExit(main(['status']))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 70
+    assert out.stderr.startswith("pitcrew: internal error: kaput (details in the log: ")
+    log_file = Path(out.stderr.split("details in the log: ")[1].rstrip(")\n"))
+    text = log_file.read_text()
+    assert "internal error in status" in text and "RuntimeError: kaput" in text
+    log_file.unlink()
+    quiet = subprocess.run([sys.executable, "-m", "pitcrew.supervisor", "ledger"],
+                           capture_output=True, text=True, timeout=60)
+    assert quiet.returncode == 0 and not log_file.exists()
