@@ -14,7 +14,6 @@ import json
 import logging
 import os
 import re
-import sqlite3
 import urllib.parse
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -222,6 +221,8 @@ def _from_sqlite(store: SessionStore, cfg: Path, home: Path, cwd: str) -> Sessio
         db = str(home / db[2:])
     if not os.path.exists(db):
         return None
+    import sqlite3  # here: only a few providers keep sessions in SQLite (saves `status` ~10 ms)
+
     try:
         conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1.0)
         try:

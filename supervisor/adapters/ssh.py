@@ -11,9 +11,10 @@ Contract
 * It is non-interactive: `BatchMode=yes` (never a password prompt), `ConnectTimeout`, and
   `ServerAliveInterval` so a dead link is noticed within seconds.
 * Its state is `connecting`, `up` or `down`; a drop is noticed when the master process exits
-  and reconnects with backoff (1, 2, 4 … 60 s). A command while the host is not up raises
-  `HostDown` at once, without trying to connect: a host that is down is one state and one log
-  line per change, never an error storm.
+  and is reconnected at once (after the first backoff step), failed attempts back off (1, 2,
+  4 … 60 s). A command while the host is not up raises `HostDown` at once, without trying to
+  connect: a host that is down is one state, one log line when it goes down and one when it
+  is back, never an error storm (nor a line per attempt).
 * `RemoteTmux` is `adapters.tmux.Tmux` with its `run` going through the link. Its pane ids
   carry the host (`gpu1:%3`) so every part that takes a pane id reaches the right server;
   the prefix is stripped from a `-t` target before tmux sees it.
@@ -94,6 +95,7 @@ class SshLink:
         self.problem = ""            # the last reason it is down, one line
         self.connects = 0            # masters started (tests and the bench count them)
         self._master: subprocess.Popen[bytes] | None = None
+        self._down_since: float | None = None   # monotonic: since when it is down (logged)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -110,13 +112,24 @@ class SshLink:
         self._thread.start()
 
     def _set(self, state: str, why: str = "") -> None:
+        """Change the state, telling `on_change` every time and the log once per change a
+        user cares about: down (once however many attempts fail), up, up again."""
         if state == self.state and why == self.problem:
             return
         self.state, self.problem = state, why
-        if state == HostState.DOWN:
-            log.warning("host %s is down: %s", self.host.name, why)
-        else:
-            log.info("host %s: %s", self.host.name, state)
+        if state == HostState.DOWN and self._down_since is None:
+            self._down_since = time.monotonic()
+            log.warning("host %s is down: %s%s", self.host.name, why,
+                        "; trying again (said once, and again when it is back)"
+                        if self._thread is not None else "")
+        elif state == HostState.UP and self._down_since is not None:
+            down = time.monotonic() - self._down_since
+            self._down_since = None
+            log.info("host %s: up again (it was down for %s)", self.host.name, _span(down))
+        elif state == HostState.UP:
+            log.info("host %s: up", self.host.name)
+        else:   # trying again, or failing again while down
+            log.debug("host %s: %s %s", self.host.name, state, why)
         self.on_change(state, why)
 
     def connect(self) -> bool:
@@ -159,9 +172,15 @@ class SshLink:
             return False
 
     def _keep_up(self) -> None:
-        failures = 0
+        """Connect, wait for the master to exit, connect again. Failed attempts back off
+        (1, 2, 4 … 60 s); a connection that was up is tried again after the first step, so a
+        drop is mended at once whatever the attempts before it reached, and only drops in a
+        row, each within STABLE_AFTER of coming up, back off (a link that flaps)."""
+        failures = 0      # connection attempts in a row that failed
+        drops = 0         # connections in a row that dropped within STABLE_AFTER
         while not self._stop.is_set():
             if self.connect():
+                failures = 0
                 up_at = time.monotonic()
                 master = self._master
                 assert master is not None
@@ -171,9 +190,11 @@ class SshLink:
                     break
                 err = master.stderr.read().decode("utf-8", "replace") if master.stderr else ""
                 self._set(HostState.DOWN, _one_line(err) or "the connection dropped")
-                failures = 0 if time.monotonic() - up_at > STABLE_AFTER else failures
-            wait = self.backoff[min(failures, len(self.backoff) - 1)]
-            failures += 1
+                drops = drops + 1 if time.monotonic() - up_at <= STABLE_AFTER else 1
+                wait = self.backoff[min(drops - 1, len(self.backoff) - 1)]
+            else:
+                wait = self.backoff[min(failures, len(self.backoff) - 1)]
+                failures += 1
             self._stop.wait(wait)
 
     def stop(self) -> None:
@@ -338,3 +359,12 @@ class RemoteControlClient(ControlClient):
 
 __all__ = ["ControlGone", "HostDown", "RemoteControlClient", "RemoteTmux", "SshLink",
            "control_dir"]
+
+
+def _span(seconds: float) -> str:
+    """12 s, 4 min, 3 h: how long a host was down, as a person says it."""
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.0f} h"

@@ -186,7 +186,8 @@ def ledger(args: argparse.Namespace) -> int:
         when = dt.datetime.fromtimestamp(r.at).strftime("%Y-%m-%d %H:%M:%S")
         prompt = r.prompt if len(r.prompt) <= 50 else r.prompt[:49] + "…"
         print(f"{when}  {r.badge.value:<18}  {r.agent} · {r.project}")
-        print(f"    \"{prompt}\" — {r.reason}" + (f" (attempt {r.attempt})" if r.attempt else ""))
+        said = r.attempt and f"attempt {r.attempt}" not in r.reason   # a Resumed row says it
+        print(f"    \"{prompt}\" — {r.reason}" + (f" (attempt {r.attempt})" if said else ""))
     return 0
 
 

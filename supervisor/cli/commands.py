@@ -9,24 +9,18 @@ import logging
 import shutil
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pitcrew.supervisor.adapters.clock import local_zone, now_utc
-from pitcrew.supervisor.cli import doctor as doctor_mod
-from pitcrew.supervisor.cli import host_cmds
-from pitcrew.supervisor.core.classifier import classify as classify_screen
-from pitcrew.supervisor.core.classifier import explain as explain_screen
 from pitcrew.supervisor.core.errors import PitcrewError
-from pitcrew.supervisor.providers.model import Provider
 from pitcrew.supervisor.service.app_context import AppContext, load_context
 from pitcrew.supervisor.service.scan import Terminal, scan
-from pitcrew.supervisor.store.paths import resolve
+
+if TYPE_CHECKING:
+    from pitcrew.supervisor.providers.model import Provider
 
 log = logging.getLogger("pitcrew")
-
-
-def log_path() -> Path:
-    return resolve().log_file
 
 
 def _context(args: argparse.Namespace, quiet: bool = False) -> AppContext:
@@ -48,6 +42,8 @@ def status(args: argparse.Namespace) -> int:
     ctx = _context(args)
     only = getattr(args, "host", None)
     if ctx.config.hosts or only not in (None, "local"):   # with remote hosts: a HOST column
+        from pitcrew.supervisor.cli import host_cmds  # ssh and remote scans: only here
+
         remotes = host_cmds.remote_scans(ctx.config.hosts, ctx.active_providers, only)
         running = only not in (None, "local") or ctx.tmux.server_alive()
         local = (scan(ctx.tmux, ctx.active_providers, now_utc(), local_zone()) if running
@@ -92,6 +88,9 @@ def _table(header: list[str], rows: list[list[str]]) -> None:
 # -- classify ----------------------------------------------------------------------------
 
 def classify(args: argparse.Namespace) -> int:
+    from pitcrew.supervisor.core.classifier import classify as classify_screen
+    from pitcrew.supervisor.core.classifier import explain as explain_screen
+
     ctx = _context(args, quiet=True)
     if args.provider:
         provider = ctx.registry.get(args.provider)
@@ -222,6 +221,8 @@ def providers(args: argparse.Namespace) -> int:
 # -- doctor ------------------------------------------------------------------------------
 
 def doctor(args: argparse.Namespace) -> int:
+    from pitcrew.supervisor.cli import doctor as doctor_mod
+
     ctx = _context(args, quiet=True)
     checks = doctor_mod.run_checks(ctx)
     if args.json:

@@ -21,19 +21,6 @@ from pitcrew.supervisor.store.hosts_edit import add_host, hosts_in, remove_host
 from pitcrew.supervisor.store.paths import resolve
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("hosts", help="list, add, remove or check remote hosts (tmux over ssh)")
-    p.add_argument("action", choices=["list", "add", "remove", "check"])
-    p.add_argument("name", nargs="?", metavar="NAME", help="the host's name (e.g. gpu1)")
-    p.add_argument("ssh", nargs="?", metavar="SSH",
-                   help='with add: what you would type after `ssh` ("me@gpu1", an alias)')
-    p.add_argument("--tmux-socket", dest="host_socket", metavar="NAME",
-                   help="with add: the remote tmux server (tmux -L NAME / -S PATH)")
-    p.add_argument("--disabled", action="store_true", help="with add: add it switched off")
-    p.add_argument("--json", action="store_true", help="with list/check: print JSON")
-    p.set_defaults(func=hosts)
-
-
 def hosts(args: argparse.Namespace) -> int:
     path = resolve().config_file
     try:

@@ -15,22 +15,6 @@ from pitcrew.supervisor.core.errors import PitcrewError
 from pitcrew.supervisor.service.app_context import load_context
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
-        "report", help="incident report: timelines, incidents, checker answers, anomalies",
-        description="The incident report, from the ledger (all rotated files), state.json and "
-        "the agents' session files: per terminal a state timeline, each incident with every "
-        "decision and reading behind it, the checkers' answers with timings, anomalies with "
-        "a severity, restarts per hour and token usage. Default: the last 24 hours.")
-    p.add_argument("terminal", nargs="?", metavar="TERMINAL",
-                   help="only this terminal: its name (work:%%3), pane id (%%3) or key")
-    p.add_argument("--incident", type=int, metavar="N", help="only incident N (all history)")
-    p.add_argument("--since", metavar="SPAN", help="how far back: 24h (default), 90m, 7d, 1w")
-    p.add_argument("--html", metavar="FILE", help="write one self-contained HTML file")
-    p.add_argument("--json", action="store_true", help="print the report as JSON")
-    p.set_defaults(func=report)
-
-
 def report(args: argparse.Namespace) -> int:
     ctx = load_context(args.tmux_socket)
     since = report_api.parse_span(args.since) if args.since else None

@@ -10,15 +10,6 @@ from pitcrew.supervisor.adapters import secrets
 from pitcrew.supervisor.core.errors import PitcrewError
 
 
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("secret", help="keep a secret (an API key, a webhook) in the OS keyring")
-    p.add_argument("action", choices=["set", "delete", "status"])
-    p.add_argument("name", nargs="?", metavar="NAME",
-                   help="with set/delete: the secret's name; `set` reads its value from "
-                   "stdin, or asks for it when stdin is a terminal")
-    p.set_defaults(func=secret)
-
-
 def _read_value(name: str) -> str:
     if sys.stdin is not None and sys.stdin.isatty():
         return getpass.getpass(f"Value for {name} (not shown): ")

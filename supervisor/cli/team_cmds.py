@@ -12,6 +12,7 @@ from pitcrew.supervisor.api.commands import Bind, ChangeState, Rerun, Send
 from pitcrew.supervisor.cli import host_cmds
 from pitcrew.supervisor.cli.autopilot_cmds import _state_command, lock_for
 from pitcrew.supervisor.cli.host_cmds import remote_key
+from pitcrew.supervisor.core.delivery import MAX_TEXT
 from pitcrew.supervisor.core.errors import PitcrewError
 from pitcrew.supervisor.core.seats import parse_choice
 from pitcrew.supervisor.service.app_context import AppContext, load_context
@@ -33,6 +34,10 @@ def send(args: argparse.Namespace) -> int:
     text = " ".join(args.text).strip()
     if not text:
         raise PitcrewError("nothing to send")
+    typed = len(" ".join(text.split()))   # as it will be typed: one line, spaces collapsed
+    if typed > MAX_TEXT:   # refused here, whole: the watcher would type only its start
+        raise PitcrewError(f"the message is {typed:,} characters long; at most {MAX_TEXT:,} "
+                           "can be sent (nothing queued)")
     try:
         key = resolve_ref(ctx, args.terminal)
         shown = args.terminal

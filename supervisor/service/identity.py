@@ -29,21 +29,34 @@ class ServerWatch:
     def __init__(self, tmux: ServerProbe) -> None:
         self.tmux = tmux
         self.ident: str | None = None     # "<pid>@<start time>" of the server, None: none
+        self._looked = False
         self._was_gone = False
+        self._had_one = False
 
     def refresh(self) -> None:
-        """Look again; say when the server went away, or a (new) one is back."""
+        """Look again; say when there is none at the first look (as `pitcrew status` does),
+        when the server went away, and when one is there (again): once each, not at every
+        listing."""
         found = self.tmux.server_identity()
         ident = f"{found.pid}@{found.started}" if found is not None else None
-        if ident == self.ident:
+        first, self._looked = not self._looked, True
+        if ident == self.ident and not first:
             return
+        label = self.tmux.label
         if found is None:
-            log.warning("the tmux server %s went away; watching for it to come back",
-                        self.tmux.label)
-        elif self.ident is not None or self._was_gone:
+            if first:
+                log.warning("No tmux server is running (%s); watching for one to start", label)
+            else:
+                log.warning("the tmux server %s went away; watching for it to come back",
+                            label)
+        elif self._had_one and (self.ident is not None or self._was_gone):
             log.info("a tmux server is running on %s again (a new server: pid %d)",
-                     self.tmux.label, found.pid)
+                     label, found.pid)
+        elif self._was_gone:
+            log.info("A tmux server is running on %s now (pid %d); watching it", label,
+                     found.pid)
         self._was_gone = found is None
+        self._had_one = self._had_one or found is not None
         self.ident = ident
 
     def changed_for(self, w: Watched, is_alive: Callable[[int, float | None], bool]

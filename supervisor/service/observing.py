@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import signal as signals
 from collections.abc import Callable
 from pathlib import Path
 
@@ -273,8 +274,7 @@ class Observer:
                 typed, self.clock.mono()), session_id=self.session(w)))
         elif w.state.task is not None and (sid := self.session(w)):
             w.state = dataclasses.replace(w.state, session_id=sid)   # pinned as it ended
-        log.info("%s: %s exited (status %s, signal %s)", w.key, w.provider.display_name,
-                 status, signal)
+        log.info("%s: %s %s", w.key, w.provider.display_name, exit_words(status, signal))
         w.note_state("exited", self.clock.wall())
         self.feed(w, ProcessExited(generation, status, signal, reading.screen,
                                    interrupted=interrupted(tail), tail=tail))
@@ -298,3 +298,17 @@ def interrupted(tail: tuple[str, ...]) -> bool:
     traceback an interrupted program may print). An agent started from a shell is not
     tmux's child, so its exit status cannot be read."""
     return any("^C" in line for line in tail)
+
+
+def exit_words(status: int | None, signal: int | None) -> str:
+    """How the log says an agent ended: only what is known (an agent typed at a shell ends
+    with no status tmux could see, unless its shell printed one)."""
+    if signal is not None:
+        try:
+            name = signals.Signals(signal).name
+        except ValueError:
+            name = f"signal {signal}"
+        return f"was killed ({name})"
+    if status is not None:
+        return f"exited (status {status})"
+    return "exited; its exit status is not known"
