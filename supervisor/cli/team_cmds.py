@@ -34,6 +34,10 @@ def send(args: argparse.Namespace) -> int:
     if not text:
         raise PitcrewError("nothing to send")
     try:
+        text.encode("utf-8")      # bytes that are no text arrive as lone surrogates
+    except UnicodeEncodeError:
+        raise PitcrewError("TEXT is not valid UTF-8 text; nothing sent") from None
+    try:
         key = resolve_ref(ctx, args.terminal)
         shown = args.terminal
     except NoSuchTerminal as exc:
