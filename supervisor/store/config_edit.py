@@ -1,8 +1,11 @@
 """Changing one setting in the user's `config.toml` without touching anything else.
 
 The file is the user's: comments, order and spacing stay as they are. Only the value of
-`key` in `[section]` is replaced (keeping a trailing comment), or the key is added at the end
-of its section, or the section is added at the end of the file. The write is atomic.
+`key` in `[section]` is replaced, or the key is added at the end of its section, or the
+section is added at the end of the file. The write is atomic. A value is written on one line
+(`checkers = ["claude", "codex"]`); an old value that spans lines (an array the user wrapped)
+is replaced whole, its comments kept (a trailing one stays after the value, those inside it
+go above it), so a setting written once can always be written again.
 
 A file that does not parse is never written into: appending a line to a broken file would
 bury the user's mistake under ours and could turn the setting on while every reader sees
