@@ -430,3 +430,11 @@ def test_any_input_gives_one_printable_line_within_the_cap(
                  progress=Progress(tuple(files), tuple(steps), "x"))
     assert printable_line(text) and len(text) <= BRIEF_MAX
     assert text.endswith("End of handover.")
+
+
+@pytest.mark.parametrize("prompt", ["(a prompt)", "", "  "])
+def test_a_prompt_pitcrew_never_saw_is_not_presented_as_the_users_words(prompt: str) -> None:
+    text = brief(prompt=prompt)
+    assert "verbatim" not in text and "(a prompt)" not in text
+    assert "1) Interrupted task: its prompt is unknown" in text
+    assert "\n" not in text and printable_line(text) and len(text) <= BRIEF_MAX

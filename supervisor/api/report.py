@@ -26,7 +26,7 @@ from pitcrew.supervisor.core.usage import UsageStep
 from pitcrew.supervisor.providers.loader import Registry
 from pitcrew.supervisor.service.app_context import load_context
 from pitcrew.supervisor.store import state_store
-from pitcrew.supervisor.store.ledger import Ledger
+from pitcrew.supervisor.store.ledger import Ledger, recordable
 from pitcrew.supervisor.store.paths import Paths
 
 DEFAULT_SINCE = 24 * 3600.0
@@ -55,7 +55,7 @@ def gather(paths: Paths, registry: Registry, now: float, terminal: str | None = 
         now - window - GRACE if window is not None else None)
     rows: list[Row] = []
     for data in raw:
-        row = parse_row(data)
+        row = parse_row(recordable(data))    # redacted again: rows written before redaction
         if row is None:
             skipped += 1
         else:
@@ -68,7 +68,7 @@ def gather(paths: Paths, registry: Registry, now: float, terminal: str | None = 
     by_name = {p.display_name: p for p in registry}
     for key, t in state_store.load(paths.state_file).snapshot.terminals.items():
         info[t.terminal] = TerminalInfo(t.terminal, t.agent, t.project, t.session_id,
-                                        t.health.value)
+                                        t.health.value, t.agent_started)
         aliases.setdefault(t.terminal, []).append(key)
         provider = by_name.get(t.agent)
         if provider is not None:
@@ -134,7 +134,8 @@ def write_html(report: Report, path: Path) -> Path:
     half of one)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     part = path.with_name(path.name + ".part")
-    part.write_text(render(report), encoding="utf-8")
+    # no character a file cannot hold (a lone surrogate) fails the write: it shows escaped
+    part.write_bytes(render(report).encode("utf-8", "backslashreplace"))
     part.replace(path)
     return path
 

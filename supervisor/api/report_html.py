@@ -17,8 +17,9 @@ from collections.abc import Callable, Iterable, Sequence
 from string import Template
 
 from pitcrew.supervisor.core.anomalies import Anomaly
-from pitcrew.supervisor.core.report import STATES, Incident, Report, TerminalReport
-from pitcrew.supervisor.core.report_rows import Row
+from pitcrew.supervisor.core.report import HOUR, STATES, Incident, Report, TerminalReport
+from pitcrew.supervisor.core.report_rows import LATEST, Row, plural, printable
+from pitcrew.supervisor.core.usage import SPIKES
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 STATE_COLOR = {"working": "#2f9e62", "scheduled": "#3b7dd8", "diagnosing": "#8a5cd1",
@@ -73,7 +74,9 @@ svg text{font:11px system-ui,"DejaVu Sans",sans-serif;fill:#667085}
 
 
 def esc(value: object) -> str:
-    return html.escape(str(value), quote=True)
+    """HTML-escaped, and control characters shown as their escape text (`\\x1b`): a file
+    opened with `cat` or `less` acts on none, and a lone surrogate cannot stop its writing."""
+    return html.escape(printable(value), quote=True)
 
 
 def render(report: Report, zone: dt.tzinfo | None = None) -> str:
@@ -85,11 +88,11 @@ def render(report: Report, zone: dt.tzinfo | None = None) -> str:
     tokens = sum(t.tokens.tokens for t in report.terminals if t.tokens)
     by_sev = {s: sum(1 for a in report.anomalies if a.severity.value == s)
               for s in SEVERITY_COLOR}
-    pills: list[tuple[str, object]] = [
-        ("terminals", len(report.terminals)), ("incidents", incidents), ("restarts", restarts),
-        *((f"{s} anomalies", n) for s, n in by_sev.items() if n)]
+    pills = [plural(n, w) for w, n in [
+        ("terminal", len(report.terminals)), ("incident", incidents), ("restart", restarts),
+        *((f"{s} anomaly", n) for s, n in by_sev.items() if n)]]
     if tokens:
-        pills.append(("tokens", f"{tokens:,}"))
+        pills.append(plural(tokens, "token"))
     zone_name = dt.datetime.fromtimestamp(report.generated_at, zone).astimezone(zone).tzname()
     return PAGE.substitute(
         csp=esc(CSP), title=esc(report.title), css=CSS,
@@ -98,7 +101,8 @@ def render(report: Report, zone: dt.tzinfo | None = None) -> str:
         generated=esc(when(report.generated_at)),
         skipped=esc(f" · {report.skipped_rows} unreadable ledger lines skipped")
         if report.skipped_rows else "",
-        pills="".join(f'<span class="pill"><b>{esc(v)}</b>{esc(k)}</span>' for k, v in pills),
+        pills="".join(f'<span class="pill"><b>{esc(n)}</b>{esc(w)}</span>'
+                      for n, _, w in (p.partition(" ") for p in pills)),
         anomalies=_anomalies(report.anomalies, when),
         terminals="\n".join(_terminal(t, report, when) for t in report.terminals)
         or '<section><p class="muted">No terminal in this window.</p></section>',
@@ -131,11 +135,13 @@ def _terminal(t: TerminalReport, report: Report, when: _When) -> str:
                                              for k, v in meta) + "</div>",
              "<h3>State timeline</h3>", _timeline_svg(t, report, when), _legend(),
              '<div class="charts"><div><h3>Restarts per hour</h3>',
-             _bars(t.restarts_per_hour, when, "restarts-chart", "#3b7dd8", "%H:00"), "</div>"]
+             _bars(t.restarts_per_hour, when, "restarts-chart", "#3b7dd8", "%H:%M", HOUR),
+             "</div>"]
     if t.token_windows:
         spiky = {s.at for s in t.spikes}
         parts += ["<div><h3>Tokens per 10 minutes</h3>",
-                  _bars(t.token_windows, when, "tokens-chart", "#8a5cd1", "%H:%M", spiky),
+                  _bars(t.token_windows, when, "tokens-chart", "#8a5cd1", "%H:%M", SPIKES.window,
+                        spiky),
                   "</div>"]
     parts.append("</div>")
     parts.append(f"<h3>Incidents ({len(t.incidents)})</h3>")
@@ -175,17 +181,21 @@ def _timeline_svg(t: TerminalReport, report: Report, when: _When) -> str:
         out.append(f'<line x1="{x(r.at):.1f}" x2="{x(r.at):.1f}" y1="8" y2="42" '
                    f'stroke="#1d2330" stroke-width="1.5"><title>{esc(when(r.at))} '
                    f'{esc(r.badge)}: {esc(r.reason)}</title></line>')
+    # ticks precise enough that no two read the same (a short window shows its seconds)
+    fmt = "%H:%M:%S" if span < 600 else ("%H:%M" if span < 86400 else "%m-%d %H:%M")
     for i in range(5):
         at = report.since + span * i / 4
         anchor = "start" if i == 0 else ("end" if i == 4 else "middle")
         out.append(f'<text x="{x(at):.1f}" y="56" text-anchor="{anchor}">'
-                   f'{esc(when(at, "%m-%d %H:%M"))}</text>')
+                   f'{esc(when(at, fmt))}</text>')
     out.append("</svg>")
     return "".join(out)
 
 
 def _bars(points: Sequence[tuple[float, int]], when: _When, cls: str, color: str,
-          fmt: str, hot: Iterable[float] = ()) -> str:
+          fmt: str, step_s: float, hot: Iterable[float] = ()) -> str:
+    """A bar per bucket of `step_s` seconds; the axis runs from the first bucket's start to the
+    last one's end (one bucket: 13:00 … 14:00, never 13:00 … 13:00)."""
     width, height, base = 440, 90, 70
     hot = set(hot)
     top = max((n for _, n in points), default=0) or 1
@@ -198,14 +208,15 @@ def _bars(points: Sequence[tuple[float, int]], when: _When, cls: str, color: str
         fill = "#d64545" if at in hot else color
         out.append(f'<rect x="{i * step + 1:.1f}" y="{base - h:.1f}" '
                    f'width="{max(step - 2, 1):.1f}" height="{h:.1f}" fill="{fill}" rx="1">'
-                   f'<title>{esc(when(at, fmt))}: {n:,}</title></rect>')
+                   f'<title>{esc(when(at, fmt))}–{esc(when(at + step_s, fmt))}: {n:,}</title>'
+                   '</rect>')
         if n and step >= 14:
             out.append(f'<text x="{i * step + step / 2:.1f}" y="{base - h - 3:.1f}" '
                        f'text-anchor="middle">{esc(_short(n))}</text>')
     if points:
         out.append(f'<text x="0" y="{height - 4}">{esc(when(points[0][0], fmt))}</text>')
         out.append(f'<text x="{width}" y="{height - 4}" text-anchor="end">'
-                   f'{esc(when(points[-1][0], fmt))}</text>')
+                   f'{esc(when(points[-1][0] + step_s, fmt))}</text>')
     out.append("</svg>")
     return "".join(out)
 
@@ -237,11 +248,19 @@ def _incident(i: Incident, when: _When) -> str:
 
 
 def _row(r: Row, when: _When) -> str:
-    readings = "; ".join(f"{k}: {_value(v)}" for k, v in r.readings.items()
+    readings = "; ".join(f"{k}: {_reading(k, v, when)}" for k, v in r.readings.items()
                          if k not in SHOWN_APART)
     return (f"<tr><td>{esc(when(r.at, '%H:%M:%S'))}</td><td><span class=\"badge\">"
             f"{esc(r.badge)}</span></td><td>{esc(r.reason)}</td><td>{r.attempt or ''}</td>"
             f'<td class="kv">{esc(readings)}</td></tr>')
+
+
+def _reading(key: str, v: object, when: _When) -> str:
+    """A reading as a person reads it: a time (`wake_at`, seconds since 1970) as a time."""
+    if (key == "at" or key.endswith(("_at", "_until", "_since"))) and isinstance(
+            v, int | float) and not isinstance(v, bool) and 0 < v < LATEST:
+        return when(v)
+    return _value(v)
 
 
 def _value(v: object) -> str:

@@ -19,12 +19,14 @@ from pitcrew.supervisor.api.build import incident_note
 from pitcrew.supervisor.api.commands import ChangeState, Command
 from pitcrew.supervisor.cli import claude_hooks
 from pitcrew.supervisor.core.errors import PitcrewError
+from pitcrew.supervisor.core.redact import redact
+from pitcrew.supervisor.core.report_rows import printable, printable_json
 from pitcrew.supervisor.core.settings import Mode
 from pitcrew.supervisor.service.app_context import AppContext, load_context
 from pitcrew.supervisor.service.autopilot import status_line
 from pitcrew.supervisor.service.statebook import apply_change
 from pitcrew.supervisor.store import config_edit, spool, state_store
-from pitcrew.supervisor.store.ledger import Ledger
+from pitcrew.supervisor.store.ledger import Ledger, recordable
 from pitcrew.supervisor.store.lock import SupervisorLock
 from pitcrew.supervisor.store.paths import resolve
 
@@ -175,19 +177,20 @@ def _state_command(ctx: AppContext, command: Command, queue_only: bool = False) 
 
 def ledger(args: argparse.Namespace) -> int:
     rows = Ledger(resolve().ledger_file).tail(args.tail)
-    if args.json:
-        json.dump([r.to_json() for r in rows], sys.stdout, indent=2, ensure_ascii=False)
-        sys.stdout.write("\n")
+    if args.json:   # redacted again (older rows), and nothing a terminal would act on
+        data = [recordable(r.to_json()) for r in rows]
+        sys.stdout.write(printable_json(json.dumps(data, indent=2, ensure_ascii=False)) + "\n")
         return 0
     if not rows:
         print("No Autopilot decisions yet.")
         return 0
     for r in rows:
         when = dt.datetime.fromtimestamp(r.at).strftime("%Y-%m-%d %H:%M:%S")
-        prompt = r.prompt if len(r.prompt) <= 50 else r.prompt[:49] + "…"
-        print(f"{when}  {r.badge.value:<18}  {r.agent} · {r.project}")
+        prompt = redact(r.prompt) if len(r.prompt) <= 50 else redact(r.prompt)[:49] + "…"
+        print(f"{when}  {r.badge.value:<18}  {printable(r.agent)} · {printable(r.project)}")
         said = r.attempt and f"attempt {r.attempt}" not in r.reason   # a Resumed row says it
-        print(f"    \"{prompt}\" — {r.reason}" + (f" (attempt {r.attempt})" if said else ""))
+        print(f"    \"{printable(prompt)}\" — {printable(redact(r.reason))}"
+              + (f" (attempt {r.attempt})" if said else ""))
     return 0
 
 

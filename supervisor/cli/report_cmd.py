@@ -12,6 +12,7 @@ from pathlib import Path
 
 from pitcrew.supervisor.api import report as report_api
 from pitcrew.supervisor.core.errors import PitcrewError
+from pitcrew.supervisor.core.report_rows import plural, printable, printable_json
 from pitcrew.supervisor.service.app_context import load_context
 
 
@@ -29,12 +30,12 @@ def report(args: argparse.Namespace) -> int:
         except OSError as exc:
             raise PitcrewError(f"cannot write {path}: {exc.strerror or exc}") from exc
         if not args.json:
-            print(f"Wrote {path} ({len(rep.terminals)} terminals, "
-                  f"{sum(len(t.incidents) for t in rep.terminals)} incidents, "
-                  f"{len(rep.anomalies)} anomalies).")
+            print(f"Wrote {path} ({plural(len(rep.terminals), 'terminal')}, "
+                  f"{plural(sum(len(t.incidents) for t in rep.terminals), 'incident')}, "
+                  f"{plural(len(rep.anomalies), 'anomaly')}).")
     if args.json:
-        json.dump(report_api.to_json(rep), sys.stdout, indent=2, ensure_ascii=False)
-        sys.stdout.write("\n")
+        sys.stdout.write(printable_json(json.dumps(report_api.to_json(rep), indent=2,
+                                                   ensure_ascii=False)) + "\n")
     elif not args.html:
         _summary(rep)
     return 0
@@ -44,16 +45,17 @@ def _summary(rep: report_api.Report) -> None:
     def when(at: float) -> str:
         return dt.datetime.fromtimestamp(at).strftime("%m-%d %H:%M")
 
-    print(f"Incident report, {rep.title}: {when(rep.since)} → {when(rep.until)}")
+    print(f"Incident report, {printable(rep.title)}: {when(rep.since)} → {when(rep.until)}")
     if not rep.terminals:
         print("No Autopilot decisions in this window.")
     for t in rep.terminals:
         tokens = f", {t.tokens.tokens:,} tokens" if t.tokens else ""
         restarts = sum(n for _, n in t.restarts_per_hour)
-        print(f"  {t.terminal}  {t.agent or '?'} · {t.project or '?'}: "
-              f"{len(t.incidents)} incidents, {restarts} restarts{tokens}")
+        print(f"  {printable(t.terminal)}  {printable(t.agent or '?')} · "
+              f"{printable(t.project or '?')}: "
+              f"{plural(len(t.incidents), 'incident')}, {plural(restarts, 'restart')}{tokens}")
     for a in rep.anomalies:
-        print(f"  [{a.severity.value}] {when(a.at)} {a.terminal}: {a.text}"
+        print(f"  [{a.severity.value}] {when(a.at)} {printable(a.terminal)}: {printable(a.text)}"
               + (f" (×{a.count})" if a.count > 1 else ""))
     if rep.skipped_rows:
         print(f"  ({rep.skipped_rows} unreadable ledger lines skipped)")

@@ -39,6 +39,10 @@ def send(args: argparse.Namespace) -> int:
         raise PitcrewError(f"the message is {typed:,} characters long; at most {MAX_TEXT:,} "
                            "can be sent (nothing queued)")
     try:
+        text.encode("utf-8")      # bytes that are no text arrive as lone surrogates
+    except UnicodeEncodeError:
+        raise PitcrewError("TEXT is not valid UTF-8 text; nothing sent") from None
+    try:
         key = resolve_ref(ctx, args.terminal)
         shown = args.terminal
     except NoSuchTerminal as exc:

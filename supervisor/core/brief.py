@@ -25,6 +25,9 @@ from dataclasses import dataclass
 ITEM_MAX = 200                # characters kept per step or path read from a transcript
 BRIEF_MAX = 1500              # characters in a brief
 NO_TRANSCRIPT = "no transcript"
+# What is recorded for a prompt that was sent but never seen (answered at once, or gone from
+# the screen before it was read): a stand-in, never the user's words.
+UNKNOWN_PROMPT = "(a prompt)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,9 +104,15 @@ def build_brief(*, seat: str, prompt: str, project: str, from_agent: str, to_age
     git_lines = [line for line in (clean(raw, 160) for raw in git.splitlines()) if line]
     extra = clean(seat_brief or "", 600)
 
+    known = prompt.strip() not in ("", UNKNOWN_PROMPT)
+
     def render(cap: dict[str, int]) -> str:
-        parts = [head, f'1) Interrupted task, the user\'s prompt verbatim: "'
-                 f'{clean(prompt, cap["prompt"])}"', left]
+        task = (f'1) Interrupted task, the user\'s prompt verbatim: "'
+                f'{clean(prompt, cap["prompt"])}"' if known else
+                "1) Interrupted task: its prompt is unknown (Pitcrew did not see it on the "
+                "screen); work it out from the transcript and git status below, or ask the "
+                "user.")
+        parts = [head, task, left]
         if progress.source == NO_TRANSCRIPT and not files and not steps:
             parts.append("3) Done so far: no session transcript was found; judge from the "
                          "files and git status.")

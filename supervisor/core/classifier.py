@@ -150,7 +150,9 @@ def _run(
 
 
 def newest_turn(text: str, rules: ScreenRules) -> str:
-    """The newest submitted prompt echoed on screen (not the input box itself), or ""."""
+    """The newest submitted prompt echoed on screen (not the input box itself), or "". An
+    echo shaped like the provider's input line is what its `text` group holds (the CLI's own
+    glyph, `zorp ❯ `, is no part of the prompt); else the turn line less a common marker."""
     c = compiled(rules)
     if not c.turn:
         return ""
@@ -164,6 +166,10 @@ def newest_turn(text: str, rules: ScreenRules) -> str:
             continue
         m = c.turn.search(lines[i], r.fold(i))
         if m:
+            said = next((t for rx in c.input if (e := rx.search(lines[i])) is not None
+                         and (t := (e.group("text") or "").strip())), "")
+            if said:
+                return said[:200]
             return _d.TURN_MARKER.sub("", lines[i][m.start():], count=1).strip()[:200]
     return ""
 

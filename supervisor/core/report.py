@@ -86,6 +86,7 @@ class TerminalInfo:
     project: str = ""
     session_id: str | None = None
     health: str = ""
+    started: float | None = None    # the agent process's start (state.json's agent_started)
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,7 +157,8 @@ def build(rows: Sequence[Row], q: Query, info: Mapping[str, TerminalInfo] | None
         report = TerminalReport(
             terminal=name, agent=t.agent or (last.agent if last else ""),
             project=t.project or (last.project if last else ""), session_id=t.session_id,
-            health=t.health, segments=timeline(mine, q.since, q.until), marks=tuple(mine),
+            health=t.health, segments=timeline(mine, q.since, q.until, _seen(t, steps)),
+            marks=tuple(mine),
             incidents=tuple(incidents), restarts_per_hour=per_hour(mine, q.since, q.until),
             tokens=totals(steps) if steps else None,
             token_windows=tuple(windows(steps)), spikes=tuple(spikes(steps)))
@@ -167,6 +169,14 @@ def build(rows: Sequence[Row], q: Query, info: Mapping[str, TerminalInfo] | None
     return Report(q.until, q.since, q.until, title.strip() or "all terminals", tuple(out),
                   tuple(sorted(found, key=lambda a: (anomalies.rank(a.severity), -a.at))),
                   skipped)
+
+
+def _seen(t: TerminalInfo, steps: Sequence[UsageStep]) -> float | None:
+    """The earliest time the terminal's agent is known to exist, besides its rows."""
+    known = [s.at for s in steps if s.at is not None]
+    if t.started is not None:
+        known.append(t.started)
+    return min(known, default=None)
 
 
 def _trimmed(q: Query, times: Sequence[float]) -> Query:
@@ -243,11 +253,22 @@ def _number(value: object) -> float:
         else 0.0
 
 
-def timeline(rows: Sequence[Row], since: float, until: float) -> tuple[Segment, ...]:
-    """Consecutive states from `since` to `until`: working until a row says otherwise. A
-    diagnosis is drawn over the seconds its checkers took (its row is written when they are
-    done); after it the terminal is in whatever state it was."""
+def timeline(rows: Sequence[Row], since: float, until: float,
+             seen: float | None = None) -> tuple[Segment, ...]:
+    """Consecutive states from when the terminal is first known (`seen`: its agent's start or
+    its first token use, else its first row) to `until`: working until a row says otherwise;
+    before that nothing is drawn (the agent may not have existed). A diagnosis is drawn over
+    the seconds its checkers took (its row is written when they are done); after it the
+    terminal is in whatever state it was."""
     out: list[Segment] = []
+    first = None
+    if rows:     # a first row that is a diagnosis: its checkers read the screen before it
+        d = diagnosis(rows[0])
+        first = rows[0].at - (max(d.seconds, 1.0) if d is not None else 0.0)
+    known = min([t for t in (seen, first) if t is not None], default=None)
+    if known is None:
+        return ()
+    since = max(since, known)
     state, start = "working", since
     for r in rows:
         new = BADGE_STATE.get(r.badge, state)
@@ -287,8 +308,25 @@ def per_hour(rows: Sequence[Row], since: float, until: float) -> tuple[tuple[flo
     start = max(since, until - MAX_HOURS * HOUR)
     first, last = start - start % HOUR, until - until % HOUR
     counts = {first + i * HOUR: 0 for i in range(int((last - first) // HOUR) + 1)}
-    for r in rows:
-        if r.badge in RESTART_BADGES and first <= r.at <= until:
+    for r in restarts(rows):
+        if first <= r.at <= until:
             hour = r.at - r.at % HOUR
             counts[hour] = counts.get(hour, 0) + 1
     return tuple(sorted(counts.items()))
+
+
+def restarts(rows: Sequence[Row]) -> list[Row]:
+    """The rows that are a restart: a resume, a switch to the backup, a continue. The message
+    that asks a just-resumed agent to continue is part of that resume, not a restart of its
+    own: its row carries the resume's attempt number (a new try counts one more)."""
+    out: list[Row] = []
+    tried: dict[object, int] = {}
+    for r in sorted(rows, key=lambda r: r.at):
+        if r.badge not in RESTART_BADGES:
+            continue
+        key = r.incident if r.incident is not None else (r.terminal, r.prompt)
+        if r.badge == "Continued" and r.attempt and tried.get(key) == r.attempt:
+            continue
+        tried[key] = r.attempt
+        out.append(r)
+    return out

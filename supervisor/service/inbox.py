@@ -87,9 +87,9 @@ class Inbox:
                 self.book.change(consent_asked=True)
             case SetAutopilot(action="on" | "off" as action):
                 # the same as `pitcrew autopilot on|off`: Off also clears a pause, On grants
-                # the screen-read consent
-                self.settings.set("autopilot", "enabled", action == "on")
-                self.book.change(paused=False, consent=True if action == "on" else None)
+                # the screen-read consent; a config.toml it cannot write changes nothing
+                if self.settings.set("autopilot", "enabled", action == "on"):
+                    self.book.change(paused=False, consent=True if action == "on" else None)
             case SetAutopilot(action=action):
                 self.book.change(paused=action == "pause")
             case ChangeState(paused=paused, consent=consent):

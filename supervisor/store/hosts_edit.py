@@ -15,7 +15,7 @@ from pathlib import Path
 import tomli_w
 
 from pitcrew.supervisor.core.hosts import Host, parse_hosts
-from pitcrew.supervisor.store.config_edit import UneditableConfig, _read, _write
+from pitcrew.supervisor.store.config_edit import UneditableConfig, _read, _write, statements
 
 _HEADER = re.compile(r"^\s*\[\[?([^\[\]]+)\]\]?\s*(#.*)?$")
 
@@ -44,23 +44,25 @@ def add_host(path: Path, host: Host) -> None:
 def remove_host(path: Path, name: str) -> bool:
     """Remove the host named `name`; False when there is none."""
     lines = _read(path).splitlines()
+    spans = statements(lines)
+    # headers only where a statement starts: a line inside a multi-line value is none
+    heads = [i for i, _ in spans if _HEADER.match(lines[i])]
     start = end = None
-    for i, line in enumerate(lines):
-        header = _HEADER.match(line)
-        if header is None:
-            continue
+    for k, i in enumerate(heads):
         if start is not None:
             end = i
             break
-        if line.strip().startswith("[[hosts]]"):
-            block_end = next((j for j in range(i + 1, len(lines)) if _HEADER.match(lines[j])),
-                             len(lines))
+        if lines[i].strip().startswith("[[hosts]]"):
+            block_end = heads[k + 1] if k + 1 < len(heads) else len(lines)
             table = tomllib.loads("\n".join(lines[i + 1:block_end]) or "")
             if table.get("name") == name:
                 start = i
     if start is None:
         return False
     end = len(lines) if end is None else end
+    # comments after its last setting are the user's notes on what follows: they stay
+    end = max((j + 1 for i, j in spans if start <= i < end
+               and lines[i].strip() and not lines[i].lstrip().startswith("#")), default=end)
     while start > 0 and not lines[start - 1].strip():
         start -= 1                      # the blank line that separated it goes too
     edited = "\n".join(lines[:start] + lines[end:]).rstrip("\n") + "\n"

@@ -30,6 +30,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from pitcrew.supervisor.core.records import Decision
+from pitcrew.supervisor.core.redact import redact
 from pitcrew.supervisor.store import schema
 
 log = logging.getLogger(__name__)
@@ -62,7 +63,8 @@ class Ledger:
         """Append one row. A disk that refuses it (full, read-only) does not raise: the row
         waits in memory, in order, said once, and is written by the next append or `flush`
         that succeeds."""
-        line = json.dumps(decision.to_json(), ensure_ascii=False, separators=(",", ":"))
+        line = json.dumps(recordable(decision.to_json()), ensure_ascii=False,
+                          separators=(",", ":"))
         with self._lock:
             if len(self._backlog) < MAX_BACKLOG:
                 self._backlog.append((line + "\n").encode("utf-8"))
@@ -138,7 +140,7 @@ class Ledger:
                         if not raw.strip():
                             continue
                         try:
-                            value = json.loads(raw)
+                            value = readable(json.loads(raw))
                         except ValueError:
                             value = None
                         if isinstance(value, dict):
@@ -219,9 +221,46 @@ class Ledger:
             fh.close()
 
 
+# -- what may be written, and what a reader gets -----------------------------------------------
+
+VERBATIM = frozenset({"kind", "badge", "at", "terminal", "attempt"})   # ours, never a secret
+
+
+def recordable(row: dict[str, object]) -> dict[str, object]:
+    """A row as it may be written: every text the agent or the user wrote (prompt, reason,
+    readings: a screen's last words, evidence) with its secrets replaced by `[redacted]`, as
+    checkers get it — the ledger is kept for months and the report made from it is mailed —
+    and with no lone surrogate (from a hook's JSON or odd terminal bytes), which UTF-8 cannot
+    hold and which would make the row unwritable."""
+    return {k: readable(v) if k in VERBATIM else _redacted(v) for k, v in row.items()}
+
+
+def readable(value: object) -> object:
+    """`value` with every string's lone surrogates turned into their escape text (`\\ud800`):
+    a row a JSON file may legally hold is printable and writable by every reader."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8") \
+            if not value.isascii() else value
+    if isinstance(value, dict):
+        return {readable(k): readable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [readable(v) for v in value]
+    return value
+
+
+def _redacted(value: object) -> object:
+    if isinstance(value, str):
+        return redact(str(readable(value)))
+    if isinstance(value, dict):
+        return {readable(k): _redacted(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_redacted(v) for v in value]
+    return value
+
+
 def parse_line(raw: bytes | str) -> Decision | None:
     try:
-        return Decision.from_json(schema.LEDGER_ROW(json.loads(raw), "row"))
+        return Decision.from_json(schema.LEDGER_ROW(readable(json.loads(raw)), "row"))
     except (ValueError, KeyError, TypeError) as exc:
         log.debug("skipping a ledger line that does not parse: %s", exc)
         return None

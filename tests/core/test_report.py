@@ -54,7 +54,7 @@ def test_the_timeline_follows_the_badges_and_an_unknown_badge_keeps_the_state():
     rep = build(rows, Query(T0, T0 + H))
     t = rep.terminals[0]
     assert [(s.start - T0, s.end - T0, s.state) for s in t.segments] == [
-        (0, 600, "working"), (600, 605, "scheduled"), (605, 1200, "working"),
+        (600, 605, "scheduled"), (605, 1200, "working"),     # nothing before its first row
         (1200, 1800, "waiting"), (1800, H, "stopped")]
     assert len(t.marks) == 5                              # every row is a tick, unknown too
     assert [a.kind for a in rep.anomalies] == ["stopped"]
@@ -110,10 +110,13 @@ def test_torn_or_foreign_rows_do_not_parse_and_unknown_kinds_do():
     assert parse_row({"at": "soon", "terminal": "work:%3"}) is None
     assert parse_row({"badge": "Resumed", "terminal": "work:%3"}) is None
     assert parse_row(["not", "an", "object"]) is None
-    row = parse_row({"kind": "rerun", "at": T0, "terminal": "work:%3", "attempt": "x",
-                     "readings": "nope"})
+    row = parse_row({"kind": "rerun", "at": T0, "terminal": "work:%3"})
     assert row is not None and (row.badge, row.kind, row.attempt, row.readings) == (
         "rerun", "rerun", 0, {})
+    # a row of the wrong shape is skipped, not half-read
+    for odd in ({"attempt": "x"}, {"readings": "nope"}, {"badge": 5}, {"prompt": ["x"]},
+                {"at": float("nan")}, {"at": 1e300}, {"attempt": True}):
+        assert parse_row({"kind": "decision", "at": T0, "terminal": "work:%3", **odd}) is None
 
 
 CLAUDE = UsageFields(at="message.usage", key="message.id", match=(("type", "assistant"),),
@@ -183,5 +186,5 @@ def test_a_diagnosis_is_drawn_over_the_seconds_its_checkers_took():
             r("Scheduled", 1200, incident=1), r("Resumed", 1300, incident=1)]
     t = build(rows, Query(T0, T0 + H)).terminals[0]
     assert [(s.start - T0, s.end - T0, s.state) for s in t.segments] == [
-        (0, 532, "working"), (532, 600, "diagnosing"), (600, 1200, "working"),
+        (532, 600, "diagnosing"), (600, 1200, "working"),
         (1200, 1300, "scheduled"), (1300, H, "working")]

@@ -93,6 +93,16 @@ def test_autopilot_on_turns_it_on_grants_consent_and_clears_a_pause(box: Box) ->
     assert box.changed.calls >= 1
 
 
+def test_autopilot_on_over_a_config_it_cannot_write_changes_nothing(box: Box) -> None:
+    """Like `pitcrew autopilot on`, which refuses: no consent, no pause cleared, no file."""
+    broken = "[autopilot]\nenabled = fals\n"
+    box.settings.path.write_text(broken, encoding="utf-8")
+    box.book.change(paused=True)
+    box.inbox.apply(SetAutopilot("on"))
+    assert box.settings.path.read_text(encoding="utf-8") == broken
+    assert not box.book.consent and box.book.paused
+
+
 def test_autopilot_off_clears_a_pause_and_keeps_consent(box: Box) -> None:
     box.inbox.apply(SetAutopilot("on"))
     box.inbox.apply(SetAutopilot("pause"))
