@@ -16,6 +16,7 @@ from pathlib import Path
 
 from pitcrew.supervisor.adapters import processes, sessions
 from pitcrew.supervisor.adapters.tmux import PaneInfo
+from pitcrew.supervisor.core.classifier import said_goodbye
 from pitcrew.supervisor.core.loops import add_screen_step, screen_step
 from pitcrew.supervisor.core.records import (
     Observation,
@@ -25,12 +26,13 @@ from pitcrew.supervisor.core.records import (
     TaskFinished,
     WentQuiet,
 )
+from pitcrew.supervisor.core.recovery import GOODBYE
 from pitcrew.supervisor.core.screen import Classification, ScreenState
 from pitcrew.supervisor.core.shell_report import shell_signal
 from pitcrew.supervisor.core.timeouts import Timeout, progress_text
 from pitcrew.supervisor.service.ports import Changed, Clock
 from pitcrew.supervisor.service.reading import Reader
-from pitcrew.supervisor.service.watched import Watched
+from pitcrew.supervisor.service.watched import Watched, since
 from pitcrew.supervisor.store.config import Config
 
 log = logging.getLogger("pitcrew")
@@ -261,6 +263,12 @@ class Observer:
         tail = last_lines(reading.text)
         if status is None and signal is None:   # a shell's child: the shell says how it died
             signal = shell_signal(tail)
+        screen = reading.screen
+        if status is None and signal is None and not (screen and screen.cause == GOODBYE):
+            # the process is known to be gone: its goodbye counts under any shell prompt
+            bye = said_goodbye(since(reading.text, w.screen_from), w.provider.screen)
+            if bye:
+                screen = Classification(ScreenState.EXITED, bye, cause=GOODBYE)
         typed = submitted_input(w, reading.text, reading.cursor_y)
         if typed and not (w.state.task is not None and same_prompt(typed, w.state.task)):
             # it died on a prompt no reading saw start: that prompt was running (and the one
@@ -276,7 +284,7 @@ class Observer:
         log.info("%s: %s exited (status %s, signal %s)", w.key, w.provider.display_name,
                  status, signal)
         w.note_state("exited", self.clock.wall())
-        self.feed(w, ProcessExited(generation, status, signal, reading.screen,
+        self.feed(w, ProcessExited(generation, status, signal, screen,
                                    interrupted=interrupted(tail), tail=tail))
         if pane is not None and pane.dead and self.close_dead_pane(w):
             log.info("%s: closing the dead pane, as tmux would have", w.key)
