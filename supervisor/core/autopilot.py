@@ -59,8 +59,7 @@ from pitcrew.supervisor.core.records import (
 from pitcrew.supervisor.core.screen import ScreenState
 from pitcrew.supervisor.core.settings import Context, Mode
 
-# Exit signals a person sends on purpose (Ctrl-C, kill, closing the pane): not failures.
-USER_SIGNALS = frozenset({1, 2, 15})   # SIGHUP, SIGINT, SIGTERM
+USER_SIGNALS = recovery.USER_SIGNALS
 
 if TYPE_CHECKING:
     from random import Random
@@ -147,7 +146,8 @@ def _on_exit(plan: recovery.Plan, obs: ProcessExited) -> None:
         _health(plan, HealthEvent.SEEN_DEAD)
         plan.resume_failed(obs)  # the relaunch itself died, however (e.g. no such session)
         return
-    if _normal_exit(obs):
+    normal = recovery.normal_exit(obs)
+    if normal:
         _health(plan, HealthEvent.FINISHED)
         if state.task is not None:   # every exit mid-task leaves a row, even a wanted one
             why = "you stopped it (^C)" if obs.interrupted else recovery.exit_reason(obs)
@@ -158,21 +158,12 @@ def _on_exit(plan: recovery.Plan, obs: ProcessExited) -> None:
     _health(plan, HealthEvent.SEEN_DEAD)
     if state.task is None:
         return  # no running prompt: not Autopilot's business
+    if normal is None:   # not known how it ended: nothing harmful, and the user is told
+        plan.unclear_exit(obs)
+        return
     plan.state = replace(plan.state, crashes=(*state.crashes, plan.now))
     plan.failure(trigger="process exited", reason=recovery.exit_reason(obs),
                  screen=obs.screen, alive=False)
-
-
-def _normal_exit(obs: ProcessExited) -> bool:
-    """Status 0, or a signal a person sends (Ctrl-C, kill, closing the pane), or — when the
-    status cannot be read (an agent started from a shell) — the `^C` a person typed, or a
-    last screen that shows no failure."""
-    if obs.status is not None or obs.signal is not None:
-        return obs.status == 0 or obs.signal in USER_SIGNALS
-    if obs.interrupted:
-        return True
-    screen = obs.screen.state if obs.screen else ScreenState.UNKNOWN
-    return screen not in recovery.FAILURE_SCREENS
 
 
 def _on_superseded(plan: recovery.Plan, obs: Superseded) -> None:

@@ -42,7 +42,10 @@ _STATES: Mapping[ScreenState, str] = {
     ScreenState.UPGRADE_PROMPT: "it shows an upgrade or update offer and waits for an answer",
     ScreenState.CONTINUE_PROMPT: "it asks the user to send a message to continue",
     ScreenState.CONNECTION_LOST: "it lost the connection to its server",
-    ScreenState.CRASHED: "the program exited or died; a shell prompt or a fatal error shows",
+    ScreenState.CRASHED: "the program died: a fatal error, a stack trace or the shell's 'Killed' "
+                         "shows",
+    ScreenState.EXITED: "the program ended and nothing says it failed (its goodbye or resume "
+                        "hint, or only a shell prompt, shows)",
     ScreenState.QUESTION: "it asks the user a question to answer by typing (y/n, free text)",
     ScreenState.PICKER: "it shows a menu of options (a permission menu too) and waits for a choice",
     ScreenState.DRAFT: "text was typed into its input box and never sent",

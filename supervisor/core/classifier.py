@@ -25,8 +25,12 @@ state, so:
    limit, login, upgrade or continue notice just above it that explains it (a limit menu is
    `rate_limit`), a picker to the question it answers, a crash report to a limit or login it
    names (holds a restart cannot fix).
-6. tmux's "Pane is dead" footer, or a shell prompt on the last line, means the agent is gone:
-   `crashed` — unless its last words name a limit or login.
+6. tmux's "Pane is dead" footer, or a shell prompt on the last line, means the agent is gone.
+   Its own goodbye (the provider's `goodbye`: a resume hint it prints on a normal exit) below
+   the line it was started from, and below anything that failed, is `exited`; else its last
+   words decide: a limit or login is that hold, a failure (a stack trace, a fatal error, the
+   shell's `Killed`, a dead pane's non-zero status or signal) is `crashed`. With none of them
+   it is `exited`: nothing on screen says it failed, and a shell prompt alone proves nothing.
 7. Text the user typed into the input box and did not send is `draft` — unless a dialog is
    drawn below it. Placeholder hints count as an empty box; when tmux's cursor is known
    (`cursor=(x, y)`), text drawn after the cursor on the input line is a hint, not typing.
@@ -40,6 +44,7 @@ Reset times and retry delays are read from the deciding message first, then its 
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass
 
 from pitcrew.supervisor.core import screen_steps as _d
@@ -55,6 +60,7 @@ from pitcrew.supervisor.core.screen_text import (
     visible_lines,
 )
 from pitcrew.supervisor.core.screen_trace import Fired, Trace
+from pitcrew.supervisor.core.shell_report import shell_signal
 
 __all__ = [
     "MAX_LINES",
@@ -64,10 +70,16 @@ __all__ = [
     "explain",
     "input_text",
     "newest_turn",
+    "said_goodbye",
     "visible_lines",
 ]
 
 EVIDENCE_CHARS = 240
+GOODBYE = "goodbye"    # the `cause` of an `exited` screen that shows the CLI's own goodbye
+# the line an agent was started from (or a later command): a shell prompt and a command
+_COMMAND_LINE = re.compile(r"^\s*(\(\S+\)\s*)?(\S+@[\w.-]+(:\S*)?\s*)?[$#%] +\S")
+# tmux's "Pane is dead (status 1, …)" or "(signal 9, …)": it did not end well
+_FAILED_FOOTER = re.compile(r"\((status [1-9]\d*|signal \d+)\b")
 _WITH_RESET = frozenset(
     {ScreenState.RATE_LIMIT, ScreenState.CONNECTION_LOST, ScreenState.CONTINUE_PROMPT,
      ScreenState.BUSY, ScreenState.LOGIN_REQUIRED}
@@ -138,8 +150,20 @@ def _run(
         _d.step(trace, "tmux's dead-pane footer" if screen.footer
                 else "a shell prompt is back on the last line: the agent is gone")
         state, index = _d.gone(r, hits, screen.footer)
+        bye = goodbye_line(r)
+        if bye is not None and bye > index:
+            _d.step(trace, f"the CLI's goodbye on row {r.row(bye)}: it exited normally")
+            return Classification(ScreenState.EXITED, lines[bye].strip()[:EVIDENCE_CHARS],
+                                  cause=GOODBYE)
+        if index < 0 and shell_signal(tuple(lines[i] for i in chrome)) is not None:
+            _d.step(trace, "the shell reports its program killed by a signal")
+            return Classification(ScreenState.CRASHED, lines[chrome[-1]].strip())
         if index < 0:
-            return Classification(state, screen.footer or lines[chrome[-1]].strip())
+            failed = screen.footer is not None and _FAILED_FOOTER.search(screen.footer)
+            _d.step(trace, "tmux's dead-pane footer names a failure" if failed
+                    else "no goodbye and no failure on screen: exited, how is not known")
+            return Classification(ScreenState.CRASHED if failed else ScreenState.EXITED,
+                                  screen.footer or lines[chrome[-1]].strip())
         return _finish((state, index), r, now, local)
     input_at = _d.input_line(r)
     hits = _d.current_turn(r, hits, input_at)
@@ -147,6 +171,33 @@ def _run(
     if decided[0] is ScreenState.UNKNOWN:
         decided = _d.fallback(r)
     return _finish(decided, r, now, local)
+
+
+def goodbye_line(r: _d.Read) -> int | None:
+    """The lowest line of the CLI's own goodbye among the last lines, below the shell line it
+    was started from (a goodbye above that line is an earlier run's), or None."""
+    if not r.c.goodbye:
+        return None
+    for i in reversed(r.chrome):
+        if _COMMAND_LINE.match(r.lines[i]):
+            return None
+        if r.c.goodbye.search(r.lines[i], r.fold(i)):
+            return i
+    return None
+
+
+def said_goodbye(text: str, rules: ScreenRules) -> str:
+    """The CLI's goodbye among the last lines of a screen it left (its process is known to be
+    gone: the shell's prompt may be one the classifier does not know), or ""."""
+    c = compiled(rules)
+    if not c.goodbye:
+        return ""
+    lines = read_screen(text, c.chrome_lines * 3).lines
+    nonblank = [i for i, line in enumerate(lines) if line.strip()]
+    r = _d.Read(lines, code_mask(lines), nonblank[-c.chrome_lines:], nonblank, c, None, 0,
+                None, None)
+    i = goodbye_line(r)
+    return lines[i].strip()[:EVIDENCE_CHARS] if i is not None else ""
 
 
 def newest_turn(text: str, rules: ScreenRules) -> str:

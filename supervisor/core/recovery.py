@@ -41,6 +41,12 @@ FAILURE_SCREENS = frozenset({
     ScreenState.CRASHED, ScreenState.CONNECTION_LOST, ScreenState.RATE_LIMIT,
     ScreenState.LOGIN_REQUIRED, ScreenState.CONTINUE_PROMPT,
 })
+# Exit signals a person sends on purpose (Ctrl-C, kill, closing the pane): not failures.
+USER_SIGNALS = frozenset({1, 2, 15})   # SIGHUP, SIGINT, SIGTERM
+GOODBYE = "goodbye"       # core.classifier: the cause of an `exited` screen showing it
+UNCLEAR_EXIT = ("the agent exited mid-task and Pitcrew couldn't tell how (no exit status, no "
+                "goodbye from the CLI, no signal reported by the shell): not resumed. If it "
+                "crashed, resume it yourself or press Resume now")
 USER_INPUT = frozenset({ScreenState.QUESTION, ScreenState.PICKER, ScreenState.DRAFT})
 PERMANENT_CAUSES = frozenset({"auth", "billing"})
 REVISITED_HOLDS = frozenset({"user", "unclear", "paused"})  # a new failure is looked at again
@@ -55,7 +61,28 @@ def short(prompt: str) -> str:
     return one_line if len(one_line) <= PROMPT_CHARS else one_line[: PROMPT_CHARS - 1] + "…"
 
 
+def normal_exit(obs: ProcessExited) -> bool | None:
+    """How the agent ended, from facts only: True for a normal exit (status 0; a signal a
+    person sends; the `^C` a person typed; the CLI's own goodbye on screen), False for a
+    failure (another status or signal; a last screen that shows one: a stack trace, a fatal
+    error, a limit), None when nothing tells (an agent started from a shell that left only
+    its shell's prompt behind). A shell prompt is never taken for a crash by itself."""
+    if obs.status is not None or obs.signal is not None:
+        return obs.status == 0 or obs.signal in USER_SIGNALS
+    if obs.interrupted:
+        return True
+    screen = obs.screen.state if obs.screen else ScreenState.UNKNOWN
+    if screen is ScreenState.EXITED and obs.screen is not None and obs.screen.cause == GOODBYE:
+        return True
+    if screen in FAILURE_SCREENS:
+        return False
+    return None
+
+
 def exit_reason(obs: ProcessExited) -> str:
+    if obs.screen is not None and obs.screen.cause == GOODBYE and obs.status is None \
+            and obs.signal is None:
+        return f"its own goodbye: {obs.screen.evidence}"
     if obs.signal is not None:
         try:
             name = signals.Signals(obs.signal).name
@@ -121,22 +148,39 @@ class Plan:
 
     # -- a task failed ------------------------------------------------------------------------
 
-    def failure(self, trigger: str, reason: str, screen: Classification | None,
-                alive: bool) -> None:
+    def open_incident(self, trigger: str, reason: str) -> bool:
+        """Open the task's incident, or take up the open one again; False when it is not to
+        be acted on (already on it, given up, or waiting on the user)."""
         st = self.state
         inc = st.incident
         if inc is not None and inc.phase in (Phase.WAITING, Phase.CONFIRMING):
-            return  # already on it
+            return False  # already on it
         if inc is not None and inc.phase is Phase.STOPPED:
-            return  # gave up on this task; only a new prompt starts over
+            return False  # gave up on this task; only a new prompt starts over
         if inc is not None and inc.phase is Phase.HOLD and inc.hold not in REVISITED_HOLDS:
-            return  # waiting on the user (a login, the hourly cap, …): a new prompt frees it
+            return False  # waiting on the user (a login, the hourly cap, …): a new prompt
+            # frees it
         if inc is None:
             inc = Incident(number=st.incidents_opened + 1, prompt=st.task or "",
                            opened_at=self.now, trigger=trigger, reason=reason)
             self.state = replace(st, incident=inc, incidents_opened=st.incidents_opened + 1)
         else:
             self.set_incident(trigger=trigger, reason=reason, hold=None)
+        return True
+
+    def unclear_exit(self, obs: ProcessExited) -> None:
+        """The agent exited mid-task and nothing tells how: resuming it could restart an
+        agent the user closed, so nothing is typed; the user is told, and can resume it."""
+        if not self.open_incident("process exited", exit_reason(obs)):
+            return
+        if self.ctx.mode is Mode.OFF:
+            return
+        self.hold("exit_unclear", Badge.WAITING, UNCLEAR_EXIT, obs.screen, notify=True)
+
+    def failure(self, trigger: str, reason: str, screen: Classification | None,
+                alive: bool) -> None:
+        if not self.open_incident(trigger, reason):
+            return
         self.state = replace(self.state, crashes=self.recent_crashes(),
                              restarts=self.recent_restarts())
         if self.ctx.mode is Mode.OFF:

@@ -49,6 +49,10 @@ class ScreenRules:
     `progress_ignore` matches the parts of the screen that move while nothing progresses
     (spinners, elapsed timers, rotating status phrases): a change confined to them is not
     progress for the idle timeout (`core.timeouts.progress_text`).
+    `goodbye` matches what the CLI prints when it ends normally (its resume hint, "Resume this
+    session with:", "To continue this session, run …"): read only once the agent is gone (a
+    shell prompt back, a dead pane), below the line it was started from, it means the agent
+    exited as a person asked it to — never a crash to resume.
     `fallback` holds weaker signals per state that decide only when the screen shows none of
     the CLI's chrome (no input box, status line or marker): a partial capture, a dead pane, a
     screen pasted into a bug report — e.g. a stack trace, an update notice asking to act.
@@ -69,3 +73,4 @@ class ScreenRules:
     fallback: Mapping[ScreenState, tuple[re.Pattern[str], ...]] = field(default_factory=dict)
     banners: tuple[re.Pattern[str], ...] = ()
     progress_ignore: tuple[re.Pattern[str], ...] = ()
+    goodbye: tuple[re.Pattern[str], ...] = ()

@@ -19,6 +19,7 @@ class ScreenState(enum.StrEnum):
     CONNECTION_LOST = "connection_lost"
     CONTINUE_PROMPT = "continue_prompt"
     CRASHED = "crashed"
+    EXITED = "exited"      # the agent is gone and nothing on screen says it failed
     UNKNOWN = "unknown"
 
 

@@ -35,6 +35,7 @@ class CompiledRules:
     turn_end: PatternSet
     overlay: PatternSet
     banners: PatternSet        # background notices: never the turn's connection error or crash
+    goodbye: PatternSet        # what the CLI prints on a normal exit (read once it is gone)
     input_last: bool
 
 
@@ -73,5 +74,6 @@ def _compile(rules: ScreenRules) -> CompiledRules:
         turn_end=PatternSet(rules.turn_end),
         overlay=PatternSet(rules.overlay),
         banners=PatternSet(rules.banners),
+        goodbye=PatternSet(rules.goodbye),
         input_last=rules.input_last,
     )

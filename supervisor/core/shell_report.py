@@ -29,15 +29,23 @@ _WORDS: tuple[tuple[int, str], ...] = (
 # bash's word may follow the program's last output on the same row (a spinner drawn with \r)
 _BASH = [(sig, re.compile(rf"{words.capitalize()}(?: \(core dumped\))?\s*$"))
          for sig, words in _WORDS]
-_ZSH = [(sig, re.compile(rf"^zsh: {words}(?: \(core dumped\))?\s+\S")) for sig, words in _WORDS]
+# zsh's may too ("⠹ working 29s · esc to interruptzsh: killed     claude")
+_ZSH = [(sig, re.compile(rf"(?:^|(?<=\S))zsh: {words}(?: \(core dumped\))?\s+\S"))
+        for sig, words in _WORDS]
 _FISH = re.compile(r"terminated by signal SIG([A-Z]+)")
 LOOK_AT = 3      # the shell's report sits right above its new prompt
+# the shell's new prompt: bare, or drawn over a dead TUI's rule (remains of a full-screen
+# program killed before it could restore the screen may stay below it)
+_PROMPT = re.compile(r"^\s*(\(\S+\)\s*)?(\S+@[\w.-]+(:.*?)?\s*)?[$#%](\s*$|\s+[─━═]{5,})")
 
 
 def shell_signal(tail: tuple[str, ...]) -> int | None:
     """The signal a shell reported for its foreground program in `tail` (the last non-blank
-    lines of the screen, the prompt last), or None when it reported none."""
-    for line in reversed(tail[-LOOK_AT:]):
+    lines of the screen, the prompt last — or the prompt above a dead TUI's leftovers), or
+    None when it reported none."""
+    end = next((k + 1 for k in range(len(tail) - 1, -1, -1) if _PROMPT.match(tail[k])),
+               len(tail))
+    for line in reversed(tail[max(0, end - LOOK_AT):end]):
         text = line.rstrip()
         if m := _FISH.search(text):
             found = getattr(signals, f"SIG{m.group(1)}", None)

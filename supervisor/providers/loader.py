@@ -270,6 +270,7 @@ def _screen(t: Table, common: Mapping[str, Any], where: str) -> ScreenRules:
         fallback=fallback,
         banners=regexes(t, "banners", t.strings("banners")),
         progress_ignore=regexes(t, "progress_ignore", t.strings("progress_ignore")),
+        goodbye=regexes(t, "goodbye", t.strings("goodbye")),
     )
     for rx in screen.input:
         if "text" not in rx.groupindex:
@@ -296,6 +297,7 @@ def _screen(t: Table, common: Mapping[str, Any], where: str) -> ScreenRules:
                       for s in screen.fallback.keys() | base.fallback.keys()},
             banners=screen.banners + base.banners,
             progress_ignore=screen.progress_ignore + base.progress_ignore,
+            goodbye=screen.goodbye + base.goodbye,
         )
     return screen
 

@@ -10,8 +10,8 @@ agent in it (its process start time). When an agent appears that is not the one 
 incident is about — the tmux server was restarted and reused the pane id, or the user
 started the agent again by hand while Pitcrew waited or was not running — the incident is
 closed (`Superseded`), never acted on. After a restart of Pitcrew, a pane with an open
-incident is picked up again: a dead pane kept by `remain-on-exit`, or the same shell the
-agent was started from, now back at its prompt.
+incident or a running task is picked up again: a dead pane kept by `remain-on-exit`, or the
+same shell the agent was started from, now back at its prompt.
 """
 
 from __future__ import annotations
@@ -204,10 +204,11 @@ class Discovery:
                                     "to a different pane"))
 
     def adopt(self, key: str, pane: PaneInfo, dead: bool) -> None:
-        """After a restart of Pitcrew: a pane with an open incident is still ours — dead (kept
-        by remain-on-exit), or the very shell the agent was started from."""
+        """After a restart of Pitcrew: a pane with an open incident or a running task is still
+        ours — dead (kept by remain-on-exit), or the very shell the agent was started from
+        (`Startup.reconcile` then tells the core how its agent ended)."""
         saved = self.saved(key)
-        if saved is None or saved.incident is None:
+        if saved is None or (saved.incident is None and saved.task is None):
             return
         launch = self.saved_launch(key)
         if not dead and not (launch is not None and launch.style is LaunchStyle.SHELL
@@ -224,7 +225,8 @@ class Discovery:
         w = Watched(key, pane.pane_id, provider, saved, saved.project or pane.start_path,
                     launch=launch)
         self.watched[key] = w
-        log.info("%s: picking up the open incident for %s", key, provider.display_name)
+        log.info("%s: picking up the %s for %s", key, "open incident" if saved.incident
+                 else "running task", provider.display_name)
         self.check_server(w)
 
 

@@ -116,6 +116,7 @@ class Effects:
         w.typed_at, w.typed_text = self.clock.mono(), action.text
         w.delivered_at, w.delivered_sig = w.typed_at, w.progress_sig   # the not-started
         # clock: the agent must get busy (or answer) now
+        self.persist()      # what Pitcrew typed is its own after a restart too
 
     def skip(self, w: Watched, reason: str) -> None:
         inc = w.state.incident

@@ -150,7 +150,7 @@ class Supervisor:
         self.startup = Startup(str(app.paths.data_dir), self.watched, self.clock, self.ledger,
                                self.book, self.launches, lambda: self.server, self.rescan,
                                self.effects.finish_typed, self.autopilot.run,
-                               self.deliveries.restore)
+                               self.deliveries.restore, self.observer.gone_while_away)
         self.housekeeper = Housekeeping(
             self.clock, self.watched, lambda: not self.events.empty(),
             self.all_connected, lambda: self.discovery.last_rescan, self.rescan,
@@ -160,6 +160,7 @@ class Supervisor:
         self.book.parts["launch"] = self.startup.launch_json
         self.book.parts["reruns"] = self.reruns.to_json
         self.book.parts["typed"] = self.effects.typed_json
+        self.book.parts["own_typing"] = self.startup.typing_json
         self.effects.persist = self.book.save
         self.autopilot.can_record = lambda: not self.ledger.failing
         self._tmux_trouble: str | None = None

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from pitcrew.supervisor.adapters import processes, sessions
 from pitcrew.supervisor.adapters.tmux import PaneInfo
+from pitcrew.supervisor.core.classifier import said_goodbye
 from pitcrew.supervisor.core.loops import add_screen_step, screen_step
 from pitcrew.supervisor.core.records import (
     Observation,
@@ -26,12 +27,13 @@ from pitcrew.supervisor.core.records import (
     TaskFinished,
     WentQuiet,
 )
+from pitcrew.supervisor.core.recovery import CONTINUE_MESSAGE, GOODBYE
 from pitcrew.supervisor.core.screen import Classification, ScreenState
 from pitcrew.supervisor.core.shell_report import shell_signal
 from pitcrew.supervisor.core.timeouts import Timeout, progress_text
 from pitcrew.supervisor.service.ports import Changed, Clock
 from pitcrew.supervisor.service.reading import Reader
-from pitcrew.supervisor.service.watched import Watched
+from pitcrew.supervisor.service.watched import Watched, since
 from pitcrew.supervisor.store.config import Config
 
 log = logging.getLogger("pitcrew")
@@ -97,6 +99,23 @@ def _prompt_rows(text: str, prefix: str) -> list[str]:
         return []
     return [line[len(prefix):].strip() for line in text.split("\n")
             if line.startswith(prefix) and line[len(prefix):].strip()]
+
+
+def redrawn(w: Watched, echoed: str) -> bool:
+    """An echo of the open incident's own prompt is that prompt redrawn (a resumed session
+    shows its history first; a reattach or a redraw shows it again): never a new prompt."""
+    inc = w.state.incident
+    return inc is not None and bool(inc.prompt) and same_prompt(echoed, inc.prompt)
+
+
+def own_follow_up(w: Watched, prompt: str) -> bool:
+    """The fixed follow-ups Pitcrew types while an incident is open (its continue, the CLI's
+    continue-in-place message) are its own, however long ago it typed them — also after a
+    restart of Pitcrew, when its memory of the typing is gone."""
+    if w.state.incident is None or not prompt:
+        return False
+    own = (CONTINUE_MESSAGE, w.provider.screen.continue_message or "")
+    return any(text and same_prompt(prompt, text) for text in own)
 
 
 def answered(before: str, now: str) -> bool:
@@ -168,8 +187,8 @@ class Observer:
             self.feed(w, ScreenSeen(screen, reading.alive))
             return   # a gone agent starts and finishes nothing; its exit is reported apart
         echoed = w.prompt_text(reading.text)
-        new_echo = bool(echoed) and w.last_echo is not None and not same_prompt(echoed,
-                                                                                w.last_echo)
+        new_echo = bool(echoed) and w.last_echo is not None and not same_prompt(
+            echoed, w.last_echo) and not redrawn(w, echoed)
         w.last_echo = echoed
         at_rest = now_state in AT_REST
         started = not at_rest and now_state is not ScreenState.UNKNOWN
@@ -186,7 +205,8 @@ class Observer:
             # the box held what Pitcrew typed: its prompt, even when the newest echo on screen
             # is still an older turn (a resumed session shows its history first)
             by_us = w.is_own_prompt(echoed or typed, self.clock.mono()) or (
-                bool(typed) and bool(echoed) and w.is_own_prompt(typed, self.clock.mono()))
+                bool(typed) and bool(echoed) and w.is_own_prompt(typed, self.clock.mono())) \
+                or own_follow_up(w, echoed or typed)
             prompt = (w.typed_text if by_us else (echoed or typed)) or "(a prompt)"
             if by_us:
                 w.typed_text, w.typed_at = "", None
@@ -242,6 +262,13 @@ class Observer:
             w.agent_pid = None
         self._exit(w, generation, self.pane(w.pane_id))
 
+    def gone_while_away(self, w: Watched) -> None:
+        """At a start: the agent of a running task (or of an open incident) ended while no
+        watcher ran — its pane is dead, or its shell is back at the prompt. Told to the core as
+        the exit it was, with what the screen still shows."""
+        log.info("%s: %s ended while Pitcrew was not running", w.key, w.provider.display_name)
+        self._exit(w, w.state.generation, self.pane(w.pane_id))
+
     def gone_while_confirming(self, w: Watched, pane: PaneInfo) -> None:
         """A relaunch is being confirmed and its agent was never seen: did it end already?
         (A respawned pane that died again; a shell back at its prompt after the command.)"""
@@ -262,7 +289,20 @@ class Observer:
         tail = last_lines(reading.text)
         if status is None and signal is None:   # a shell's child: the shell says how it died
             signal = shell_signal(tail)
+        screen = reading.screen
+        if status is None and signal is None and not (screen and screen.cause == GOODBYE):
+            # the process is known to be gone: its goodbye counts under any shell prompt
+            bye = said_goodbye(since(reading.text, w.screen_from), w.provider.screen)
+            if bye:
+                screen = Classification(ScreenState.EXITED, bye, cause=GOODBYE)
         typed = submitted_input(w, reading.text, reading.cursor_y)
+        if not typed and w.state.task is None and (w.last_echo is None or w.typed_text):
+            # Pitcrew's own text on screen, no reading saw it start (typed just before a
+            # restart, or the agent died at once): that prompt was running
+            echoed = w.prompt_text(since(reading.text, w.screen_from))
+            if echoed and (w.is_own_prompt(echoed, self.clock.mono())
+                           or own_follow_up(w, echoed)):
+                typed = echoed
         if typed and not (w.state.task is not None and same_prompt(typed, w.state.task)):
             # it died on a prompt no reading saw start: that prompt was running (and the one
             # before it, if any, had finished). The prompt a reading did see start is not a
@@ -271,12 +311,13 @@ class Observer:
             if w.state.task is not None:
                 self.feed(w, TaskFinished(session_id=self.session(w)))
             self.feed(w, PromptSubmitted(typed, by_pitcrew=w.is_own_prompt(
-                typed, self.clock.mono()), session_id=self.session(w)))
+                typed, self.clock.mono()) or own_follow_up(w, typed),
+                session_id=self.session(w)))
         elif w.state.task is not None and (sid := self.session(w)):
             w.state = dataclasses.replace(w.state, session_id=sid)   # pinned as it ended
         log.info("%s: %s %s", w.key, w.provider.display_name, exit_words(status, signal))
         w.note_state("exited", self.clock.wall())
-        self.feed(w, ProcessExited(generation, status, signal, reading.screen,
+        self.feed(w, ProcessExited(generation, status, signal, screen,
                                    interrupted=interrupted(tail), tail=tail))
         if pane is not None and pane.dead and self.close_dead_pane(w):
             log.info("%s: closing the dead pane, as tmux would have", w.key)

@@ -16,6 +16,10 @@ from pitcrew.supervisor.core.shell_report import shell_signal
     (("Segmentation fault (core dumped)", "me@box:~/api$ "), signal.SIGSEGV),
     (("Terminated", "$ "), signal.SIGTERM),
     (("zsh: killed     claude", "% "), signal.SIGKILL),
+    (("⠹ working 29s · esc to interruptzsh: killed     toyagent", "% "), signal.SIGKILL),
+    # the prompt above a dead TUI's leftovers (a full-screen program killed mid-draw)
+    (("  ┃  Killed", "me@box:~/api$ ", "  ┃  Build · Model", "  ╹▀▀▀▀▀▀▀▀",
+      "   ⬝⬝⬝⬝  esc interrupt"), signal.SIGKILL),
     (("zsh: segmentation fault (core dumped)  codex", "% "), signal.SIGSEGV),
     (("zsh: terminated  claude --resume 1234", "% "), signal.SIGTERM),
     (("fish: Job 1, 'claude' terminated by signal SIGKILL (Forced quit)", "> "),

@@ -5,6 +5,10 @@ happened — see inject/sitecustomize.py — so each row hits its step exactly),
 it dies in. After a restart, for every row: the incident is finished exactly once — one
 resume per restart the ladder allows, with the right attempt numbers — nothing the agent
 received was typed twice, and no incident is lost.
+
+Then what happens while no watcher runs at all (killed, or stopped cleanly): a crash of a
+running task meanwhile is acted on at the next start, once; and an open incident keeps its
+attempt count across the restart.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from tests.faults.harness import (
     badges,
     killed,
     prompts,
+    rows,
     start_agent,
     wait_badges,
     watch,
@@ -174,3 +179,79 @@ def test_a_kill_9_at_any_step_resumes_once_and_types_nothing_twice(
     assert resumed.attempt == 1
     first_prompt = "hang" if point.incident == "checker" else "crash 3 1"
     assert received == [first_prompt, CONTINUE_MESSAGE], "nothing typed twice"
+
+
+def agent_crashes(tmux: TmuxServer, n: int, timeout: float = 30) -> None:
+    wait_until(lambda: len(agent_records(tmux, "crash")) >= n, timeout,
+               message=lambda: f"{n} crashes of the agent: {agent_records(tmux, 'crash')}")
+
+
+def stop_watcher(w, how: str) -> None:
+    if how == "kill -9":
+        w.proc.kill()
+        w.proc.wait(10)
+        w.stop()
+    else:
+        assert w.stop() == 0          # SIGTERM: a clean stop
+
+
+@pytest.mark.parametrize("how", ["kill -9", "SIGTERM"])
+@pytest.mark.parametrize("style", ["pane", "shell"])
+def test_a_crash_while_no_watcher_runs_is_resumed_once_at_the_next_start(
+        tmux: TmuxServer, home: Path, tmp_path: Path, style: str, how: str) -> None:
+    """The prompt was seen running; the watcher went away; the agent crashed meanwhile."""
+    pane, env = begin(Point("", 1, "shell" if style == "shell" else "crash"), tmux, home,
+                      tmp_path)
+    first = watch(tmux, env=env)
+    first.wait_for(f"{pane}: idle")
+    tmux.type(pane, "crash 3 4")
+    first.wait_for(f"{pane}: busy")
+    time.sleep(0.5)                    # state.json holds the running task
+    stop_watcher(first, how)
+    agent_crashes(tmux, 1)
+    time.sleep(0.5)
+    again = watch(tmux, env=env)
+    try:
+        wait_badges(home, *CRASH, timeout=60)
+        wait_until(lambda: CONTINUE_MESSAGE in prompts(tmux), 20,
+                   message=lambda: str(prompts(tmux)))
+        time.sleep(1.5)
+    finally:
+        assert again.stop() == 0
+        print("before:", *first.lines, "after the restart:", *again.lines, sep="\n")
+    assert badges(home) == list(CRASH), "one resume, one continue"
+    [resumed] = [r for r in wait_badges(home, *CRASH) if r.badge.value == "Resumed"]
+    assert resumed.attempt == 1 and resumed.prompt == "crash 3 4"
+    assert prompts(tmux) == ["crash 3 4", CONTINUE_MESSAGE], "nothing typed twice"
+
+
+@pytest.mark.parametrize("how", ["kill -9", "SIGTERM"])
+def test_a_restart_during_an_open_incident_keeps_its_count_and_acts_on_a_crash_meanwhile(
+        tmux: TmuxServer, home: Path, tmp_path: Path, how: str) -> None:
+    """Resumed and continued once; the watcher goes away while the agent works on the
+    continue; the agent crashes again meanwhile. The next watcher resumes it as attempt 2
+    of the same incident (the continue it finds on screen is its own, not a new prompt)."""
+    pane = tmux.start("fakeagent", cwd=tmp_path, env={"FAKEAGENT_CRASH_AFTER": "4"})
+    tmux.wait_for_text(pane, "fake>")
+    first = watch(tmux)
+    first.wait_for(f"{pane}: idle")
+    tmux.type(pane, "crashloop 2")
+    wait_badges(home, *CRASH, timeout=60)
+    wait_until(lambda: CONTINUE_MESSAGE in prompts(tmux), 20, message=lambda: str(prompts(tmux)))
+    stop_watcher(first, how)
+    agent_crashes(tmux, 2)
+    time.sleep(0.5)
+    again = watch(tmux)
+    try:
+        wait_badges(home, *CRASH, *CRASH, timeout=60)
+        wait_until(lambda: prompts(tmux).count(CONTINUE_MESSAGE) == 2, 20,
+                   message=lambda: str(prompts(tmux)))
+        tmux.wait_for_text(pane, "● Done: Continue from where")
+        time.sleep(1.5)
+    finally:
+        assert again.stop() == 0
+        print("before:", *first.lines, "after the restart:", *again.lines, sep="\n")
+    assert badges(home) == [*CRASH, *CRASH]
+    resumed = [r for r in rows(home) if r.badge.value == "Resumed"]
+    assert [(r.attempt, r.readings.get("incident")) for r in resumed] == [(1, 1), (2, 1)]
+    assert prompts(tmux) == ["crashloop 2", CONTINUE_MESSAGE, CONTINUE_MESSAGE]

@@ -270,3 +270,41 @@ def test_the_continue_pitcrew_typed_is_its_own_even_while_the_old_turn_is_the_ne
     s.observer.screen(w)
     [submitted] = [o for o in s.fed.observations if isinstance(o, PromptSubmitted)]
     assert submitted.by_pitcrew and submitted.text == "continue where you left off"
+
+
+def open_incident(prompt: str, phase: Phase = Phase.WATCHING) -> Incident:
+    return Incident(1, prompt, 0.0, "process exited", "crashed", attempts=1, phase=phase)
+
+
+def test_a_redrawn_history_is_not_a_new_prompt() -> None:
+    """A resumed session redraws the conversation: the incident's own prompt shows again as
+    the newest echo. It is that prompt, not a new one from the user (no new incident)."""
+    s = Setup()
+    w = s.rig.terminal(screen=idle_after("Continue from where you stopped."),
+                       task=None, incident=open_incident("refactor the parser"))
+    s.observer.screen(w)
+    s.rig.tmux.screens["%1"] = idle_after("refactor the parser")     # the history, redrawn
+    s.observer.screen(w)
+    assert prompts(s.fed) == []
+
+
+def test_pitcrews_continue_is_its_own_long_after_it_typed_it() -> None:
+    """After a restart the memory of the typing is gone (or older than its window): the fixed
+    continue while an incident is open is still Pitcrew's, and keeps the incident's count."""
+    s = Setup()
+    w = s.rig.terminal(task=None, incident=open_incident("refactor the parser"))
+    s.observer.screen(w)
+    s.rig.tmux.screens["%1"] = busy("Continue from where you stopped. Do not redo steps")
+    s.observer.screen(w)
+    [obs] = [o for o in s.fed.observations if isinstance(o, PromptSubmitted)]
+    assert obs.by_pitcrew
+
+
+def test_the_same_text_with_no_incident_open_is_the_users() -> None:
+    s = Setup()
+    w = s.rig.terminal(task=None)
+    s.observer.screen(w)
+    s.rig.tmux.screens["%1"] = busy("Continue from where you stopped. Do not redo steps")
+    s.observer.screen(w)
+    [obs] = [o for o in s.fed.observations if isinstance(o, PromptSubmitted)]
+    assert not obs.by_pitcrew
