@@ -43,7 +43,8 @@ FAILURE_SCREENS = frozenset({
 })
 USER_INPUT = frozenset({ScreenState.QUESTION, ScreenState.PICKER, ScreenState.DRAFT})
 PERMANENT_CAUSES = frozenset({"auth", "billing"})
-REVISITED_HOLDS = frozenset({"user", "unclear", "paused"})  # a new failure is looked at again
+# holds under which a new failure is looked at again (a loop held for you never hides a crash)
+REVISITED_HOLDS = frozenset({"user", "unclear", "paused", "looping"})
 PROMPT_CHARS = 60
 
 if TYPE_CHECKING:

@@ -3,16 +3,22 @@
 The rules are the core's (`core.timeouts`, `core.loops`); this keeps their clocks per
 terminal and carries out what is due, once a loop turn:
 
-* idle → the quiet-task check (`Observer.went_quiet`: a diagnosis, then Autopilot);
+* idle → the quiet-task check (`Observer.went_quiet`: a diagnosis, then Autopilot); in
+  Manual timer mode idle counts from the pane's last output of any kind, and `stalled`
+  (spinners and timers alone moved that long) is a quiet task too (`core.timeouts`);
 * soft, hard → `TimedOut` to the Autopilot core (a row, a notification; hard holds);
 * not started → a `TimedOut` row, then today's failed-delivery diagnosis;
 * a loop in the task's steps → the first time a diagnosis whose prompt says what repeats
   (its verdict reaches the core as `LoopSeen`); when it repeats a full window again after
   that, `LoopSeen(persists=True)`: the core holds the terminal and notifies.
 
-Steps come from the CLI's session transcript when its provider file declares where the tool
-calls are (`[transcript]`) and the file is found — only the part written since the task
-started — otherwise from the distinct screen states the observer noted.
+Steps come from two places, and a loop in either counts: the CLI's session transcript when its
+provider file declares where the tool calls are (`[transcript]`) and the file is found — only
+the part written since the task started — and the distinct screen states the observer noted.
+Only a failing step makes a loop (`core.loops`): the same successful call is work; an error
+line the CLI shows again (the screen changed beyond its spinners and numbers, the error is
+still the state) is one more failed step, so a CLI retrying "API Error: 500" with no tool
+calls is noticed too, and the core handles it by its error class.
 """
 
 from __future__ import annotations
@@ -20,11 +26,18 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from pitcrew.supervisor.core.loops import LoopRule, Step, detect
+from pitcrew.supervisor.core.loops import (
+    LoopRule,
+    Step,
+    add_screen_step,
+    detect,
+    screen_step,
+    still,
+)
 from pitcrew.supervisor.core.records import LoopSeen, Observation, Phase, TimedOut
 from pitcrew.supervisor.core.seats import Seat
-from pitcrew.supervisor.core.timeouts import RULES, Timeout, due
 from pitcrew.supervisor.core.timeouts import Clock as Since
+from pitcrew.supervisor.core.timeouts import Timeout, due, rules
 from pitcrew.supervisor.providers.model import TranscriptSpec
 from pitcrew.supervisor.service.ports import Clock
 from pitcrew.supervisor.service.watched import Watched
@@ -33,6 +46,7 @@ from pitcrew.supervisor.store.config import Config
 log = logging.getLogger("pitcrew")
 
 LOOP_CHECK_EVERY = 2.0      # seconds between reads of a running task's steps
+SCREEN_STEPS = 50           # screen steps kept per task (as the observer keeps them)
 HELD = frozenset({"hard_timeout", "looping"})   # holds that stop the watching too
 
 ReadSteps = Callable[[TranscriptSpec | None, str | None, int], tuple[Step, ...] | None]
@@ -64,7 +78,8 @@ class Watchdog:
         now = self.clock.mono()
         w.task_started, w.last_progress = now, now
         w.fired.clear()
-        w.screen_steps, w.loop_stage, w.loop_mark = (), 0, 0
+        w.screen_steps, w.loop_stage, w.loop_marks = (), 0, {}
+        w.error_mark = None
         w.transcript_from, w.transcript_path = None, None
         if w.provider.transcript is not None:
             w.transcript_path = self.session_file(w)
@@ -87,9 +102,22 @@ class Watchdog:
         now = self.clock.mono()
         started = {Since.RUNNING: w.task_started if running else None,
                    Since.PROGRESS: w.last_progress if running else None,
+                   Since.OUTPUT: max(w.last_output, w.last_progress) if running else None,
                    Since.DELIVERED: w.delivered_at}
-        for kind in due(limits, now, started, {Timeout(k) for k in w.fired}):
-            self.fire(w, kind, now - (started[_SINCE[kind]] or now))
+        table = rules(config.diagnosis_mode == "timer")
+        since = dict(table)
+        for name, clock_start in list(w.fired_from.items()):
+            kind = Timeout(name)
+            if kind not in since or started[since[kind]] != clock_start:
+                w.fired.discard(name)        # its clock started again: it may fire again
+                del w.fired_from[name]
+        for kind in due(limits, now, started, {Timeout(k) for k in w.fired}, table):
+            clock_start = started[since[kind]]
+            self.fire(w, kind, now - (clock_start or now))
+            if kind.value in w.fired:
+                w.fired_from[kind.value] = clock_start
+        if running:
+            self.note_error_again(w)
         rule = config.loop_rule()
         if running and rule is not None and now - w.loop_checked >= LOOP_CHECK_EVERY:
             w.loop_checked = now
@@ -98,7 +126,7 @@ class Watchdog:
     def fire(self, w: Watched, kind: Timeout, after: float) -> None:
         w.fired.add(kind.value)
         log.info("%s: %s timeout after %.0fs", w.key, kind.value, after)
-        if kind is Timeout.IDLE:
+        if kind in (Timeout.IDLE, Timeout.STALLED):
             self.went_quiet(w, after)
         elif kind is Timeout.NOT_STARTED:
             w.delivered_at = None
@@ -108,28 +136,53 @@ class Watchdog:
         else:
             self.feed(w, TimedOut(kind.value, after, w.screen))
 
-    def steps(self, w: Watched) -> tuple[Step, ...]:
+    def note_error_again(self, w: Watched) -> None:
+        """The observer notes changes of screen state as steps; an error state that stays
+        while the screen changes beyond its spinners and numbers (the CLI printed its error
+        line once more, a new attempt) is one more failed step, noted here."""
+        steps, screen = w.screen_steps, w.screen
+        if not steps or screen is None or not steps[-1].error:
+            w.error_mark = None
+            return
+        sig = still(w.progress_sig)
+        if w.error_mark is None or w.error_mark[0] is not steps:
+            w.error_mark = (steps, sig)       # a step the observer just added: the baseline
+            return
+        step = screen_step(screen.state.value, screen.evidence)
+        if sig != w.error_mark[1] and step.key == steps[-1].key:
+            w.screen_steps = add_screen_step(steps, step, SCREEN_STEPS, again=True)
+        w.error_mark = (w.screen_steps, sig)
+
+    def calls(self, w: Watched) -> tuple[Step, ...] | None:
+        """The task's tool calls from its transcript, None when there is none to read."""
         spec = w.provider.transcript
-        if spec is not None:
-            if w.transcript_path is None:   # looked up once per task (it globs and reads)
-                w.transcript_path = self.session_file(w)
-            found = self.read_steps(spec, w.transcript_path, w.transcript_from or 0)
-            if found is not None:
-                return found
+        if spec is None:
+            return None
+        if w.transcript_path is None:   # looked up once per task (it globs and reads)
+            w.transcript_path = self.session_file(w)
+        found = self.read_steps(spec, w.transcript_path, w.transcript_from or 0)
+        if found is None:
             w.transcript_path = None        # gone or unreadable: look again next time
-        return w.screen_steps
+        return found
 
     def check_loop(self, w: Watched, rule: LoopRule) -> None:
         if w.loop_stage >= 2:
             return
-        steps = self.steps(w)
-        loop = detect(steps if w.loop_stage == 0 else steps[w.loop_mark:], rule)
+        sources = {"calls": self.calls(w), "screen": w.screen_steps}
+        loop = None
+        for name, steps in sources.items():
+            if steps is not None:
+                mark = w.loop_marks.get(name, 0) if w.loop_stage else 0
+                if (loop := detect(steps[mark:], rule)) is not None:
+                    break
         if loop is None:
             return
         what = loop.describe()
         w.note_state("looping", self.clock.wall())
         if w.loop_stage == 0:
-            w.loop_stage, w.loop_mark = 1, len(steps)
+            w.loop_stage = 1
+            w.loop_marks = {name: len(steps) for name, steps in sources.items()
+                            if steps is not None}
             log.info("%s: looping: %s", w.key, what)
             if self.config().diagnosis:
                 self.diagnose(w, origin="loop", note=what)
@@ -139,6 +192,3 @@ class Watchdog:
         w.loop_stage = 2
         log.info("%s: still looping after the diagnosis: %s", w.key, what)
         self.feed(w, LoopSeen(what, persists=True, screen=w.screen))
-
-
-_SINCE = dict(RULES)   # which clock each timeout counts from
