@@ -97,11 +97,33 @@ def screen_step(state: str, evidence: str) -> Step:
     return Step(key, label, state in ERROR_STATES)
 
 
-def add_screen_step(steps: tuple[Step, ...], step: Step, keep: int,
-                    again: bool = False) -> tuple[Step, ...]:
-    """Append a screen step unless it is the one before (only changes of state are steps).
-    `again`: the screen changed while it stayed in this state (one more error line printed
-    under the last, a new attempt): a failed step is then a step once more."""
-    if steps and steps[-1].key == step.key and not (again and step.error):
+def add_screen_step(steps: tuple[Step, ...], step: Step, keep: int) -> tuple[Step, ...]:
+    """Append a screen step unless it is the one before (only changes of state are steps)."""
+    if steps and steps[-1].key == step.key:
         return steps
     return (*steps, step)[-keep:]
+
+
+# The head of a CLI's own error line ("✖ API Error: 500 · retrying", "ERROR: overloaded",
+# "Request failed with status 503"), looked for only in the last lines of a running screen.
+_ERROR_LINE = re.compile(
+    r"^[^\w\[]*(?:\[?API Error\b|Error:|ERROR\b|\[ERROR\]|Model call failed|Request failed)")
+_ATTEMPT = re.compile(r"\battempt\s*(\d+)", re.I)
+ERROR_TAIL = 6            # non-blank lines at the bottom of a screen where an error line counts
+
+
+def error_line(text: str, tail: int = ERROR_TAIL) -> str | None:
+    """The newest error line the CLI printed among the last `tail` non-blank lines."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()][-tail:]
+    return next((line for line in reversed(lines) if _ERROR_LINE.match(line)), None)
+
+
+def error_seen(text: str, line: str) -> tuple[str, str, int]:
+    """What tells one showing of an error line from the next: its words (numbers and spinners
+    aside), its attempt number, and how many lines of the screen say the same. A countdown
+    ("retrying in 4s… 3s…") is one showing; a new attempt, or the line printed once more, is
+    another."""
+    key = still(line.lower())
+    attempt = _ATTEMPT.search(line)
+    count = sum(1 for other in text.splitlines() if still(other.strip().lower()) == key)
+    return key, attempt.group(1) if attempt else "", count

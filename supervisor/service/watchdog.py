@@ -27,12 +27,13 @@ import logging
 from collections.abc import Callable
 
 from pitcrew.supervisor.core.loops import (
+    ERROR_STATES,
     LoopRule,
     Step,
-    add_screen_step,
     detect,
+    error_line,
+    error_seen,
     screen_step,
-    still,
 )
 from pitcrew.supervisor.core.records import LoopSeen, Observation, Phase, TimedOut
 from pitcrew.supervisor.core.seats import Seat
@@ -79,7 +80,7 @@ class Watchdog:
         w.task_started, w.last_progress = now, now
         w.fired.clear()
         w.screen_steps, w.loop_stage, w.loop_marks = (), 0, {}
-        w.error_mark = None
+        w.error_steps, w.error_mark = (), None
         w.transcript_from, w.transcript_path = None, None
         if w.provider.transcript is not None:
             w.transcript_path = self.session_file(w)
@@ -117,9 +118,10 @@ class Watchdog:
             if kind.value in w.fired:
                 w.fired_from[kind.value] = clock_start
         if running:
-            self.note_error_again(w)
+            self.note_error(w)
         rule = config.loop_rule()
-        if running and rule is not None and now - w.loop_checked >= LOOP_CHECK_EVERY:
+        if running and w.agent_pid is not None and rule is not None \
+                and now - w.loop_checked >= LOOP_CHECK_EVERY:   # a gone agent loops no more
             w.loop_checked = now
             self.check_loop(w, rule)
 
@@ -136,22 +138,26 @@ class Watchdog:
         else:
             self.feed(w, TimedOut(kind.value, after, w.screen))
 
-    def note_error_again(self, w: Watched) -> None:
-        """The observer notes changes of screen state as steps; an error state that stays
-        while the screen changes beyond its spinners and numbers (the CLI printed its error
-        line once more, a new attempt) is one more failed step, noted here."""
-        steps, screen = w.screen_steps, w.screen
-        if not steps or screen is None or not steps[-1].error:
+    def note_error(self, w: Watched) -> None:
+        """One more failed step each time the CLI shows its own error again: the error state's
+        line, or an error line at the bottom of a busy screen (a CLI retrying by itself). A
+        new attempt number, or the line printed once more, is a new showing; the same line
+        read again, or counting down, is not."""
+        screen = w.screen
+        if screen is None:
+            return
+        line = screen.evidence if screen.state.value in ERROR_STATES else \
+            error_line(w.last_text)
+        if not line:
             w.error_mark = None
             return
-        sig = still(w.progress_sig)
-        if w.error_mark is None or w.error_mark[0] is not steps:
-            w.error_mark = (steps, sig)       # a step the observer just added: the baseline
+        seen = error_seen(w.last_text, line)
+        if seen == w.error_mark:
             return
-        step = screen_step(screen.state.value, screen.evidence)
-        if sig != w.error_mark[1] and step.key == steps[-1].key:
-            w.screen_steps = add_screen_step(steps, step, SCREEN_STEPS, again=True)
-        w.error_mark = (w.screen_steps, sig)
+        w.error_mark = seen
+        step = screen_step(screen.state.value if screen.state.value in ERROR_STATES
+                           else "error", line)
+        w.error_steps = (*w.error_steps, Step(step.key, step.label, True))[-SCREEN_STEPS:]
 
     def calls(self, w: Watched) -> tuple[Step, ...] | None:
         """The task's tool calls from its transcript, None when there is none to read."""
@@ -168,7 +174,7 @@ class Watchdog:
     def check_loop(self, w: Watched, rule: LoopRule) -> None:
         if w.loop_stage >= 2:
             return
-        sources = {"calls": self.calls(w), "screen": w.screen_steps}
+        sources = {"calls": self.calls(w), "screen": w.screen_steps, "errors": w.error_steps}
         loop = None
         for name, steps in sources.items():
             if steps is not None:

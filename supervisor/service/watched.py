@@ -67,8 +67,8 @@ class Watched:
     transcript_path: str | None = None    # that session file (looked up once per task)
     fired_from: dict[str, float | None] = field(default_factory=dict)  # each fired timeout's
                                           # clock start: a clock that starts again re-arms it
-    error_mark: tuple[tuple[Step, ...], str] | None = None   # the screen steps and the still
-                                          # screen when an error step was last noted
+    error_steps: tuple[Step, ...] = ()    # each showing of the CLI's own error line
+    error_mark: tuple[str, str, int] | None = None   # the last showing (core.loops.error_seen)
     loop_stage: int = 0                   # 0 none, 1 diagnosed, 2 held
     loop_marks: dict[str, int] = field(default_factory=dict)  # steps per source (calls,
                                           # screen) seen when the loop was first diagnosed

@@ -9,6 +9,8 @@ from pitcrew.supervisor.core.loops import (
     Step,
     add_screen_step,
     detect,
+    error_line,
+    error_seen,
     screen_step,
 )
 from pitcrew.supervisor.core.records import Badge, LoopSeen, Notify, Phase, Record, Wake
@@ -128,18 +130,24 @@ def test_a_spinner_frame_alone_is_no_new_screen_step() -> None:
 
 def test_a_repeating_error_line_is_a_failing_step() -> None:
     """`API Error: 500 · retrying` shown again and again (the screen changing each time) is
-    the same step failing: three of them are a loop."""
+    the same step failing; a countdown on one showing, or the same screen read again, is not
+    a new showing."""
     error = screen_step("connection_lost", "⎿ API Error: 500 · retrying (attempt 2)")
     assert error.error and error.label == "connection lost: ⎿ API Error: 500 · retrying " \
         "(attempt 2)"
-    steps: tuple[Step, ...] = ()
-    for n in range(3):
-        step = screen_step("connection_lost", f"⎿ API Error: 500 · retrying (attempt {n})")
-        steps = add_screen_step(steps, step, 50, again=n > 0)
-        steps = add_screen_step(steps, step, 50)       # read again unchanged: no new step
-    loop = detect(steps)
-    assert loop is not None and loop.period == 1 and loop.cycles == 3
     assert not screen_step("busy", "⠋ Working…").error
+    screens = ["✖ API Error: 500 · retrying\n◐ waiting 0s (esc to stop)",
+               "✖ API Error: 500 · retrying\n✖ API Error: 500 · retrying\n◓ waiting 1s",
+               "✖ API Error: 503 · retrying (attempt 3/10)\n◐ waiting 2s"]
+    lines = [error_line(text) for text in screens]
+    assert lines[0] == lines[1] == "✖ API Error: 500 · retrying"
+    seen = [error_seen(text, line) for text, line in zip(screens, lines, strict=True) if line]
+    assert len(set(seen)) == 3                              # three showings
+    countdown = [f"⎿ API Error: 529 overloaded · retrying in {n}s (attempt 1/10)\n⠋ Working…"
+                 for n in (5, 4, 3)]
+    assert len({error_seen(t, error_line(t) or "") for t in countdown}) == 1
+    assert error_line("● Error: file not found\n" + "output\n" * 8) is None   # scrolled away
+    assert error_line("I fixed the API Error: handler\n⠋ Working…") is None   # prose
 
 
 def test_a_crash_after_a_loop_hold_is_still_resumed() -> None:
@@ -156,6 +164,38 @@ def test_a_crash_after_a_loop_hold_is_still_resumed() -> None:
     assert [r.badge for r in rows] == [Badge.SCHEDULED]
     assert rows[0].trigger == "process exited" and [a for a in out if isinstance(a, Wake)]
     assert run.state.incident is not None and run.state.incident.phase is Phase.WAITING
+
+
+def test_a_loop_that_persists_while_autopilot_acts_on_a_crash_does_not_hold_over_it() -> None:
+    from pitcrew.supervisor.core.records import ProcessExited
+    run = Run()
+    run.prompt(at=T0)
+    run.feed(LoopSeen("Bash: pytest -q (error) ×3", screen=busy()), T0 + 60)
+    crashed = Classification(ScreenState.CRASHED, "RuntimeError: lost the build")
+    run.feed(ProcessExited(run.state.generation, 3, None, crashed), T0 + 61)
+    out = run.feed(LoopSeen("Bash: pytest -q (error) ×3", persists=True, screen=crashed),
+                   T0 + 62)
+    assert out == () and run.state.incident is not None
+    assert run.state.incident.phase is Phase.WAITING
+
+
+def test_a_repeating_server_error_is_handled_by_its_class() -> None:
+    """SPEC §4's error classes apply to an error that repeats: a 500 waits 30 s before acting,
+    a key error waits for you."""
+    run = Run()
+    run.prompt(at=T0)
+    retrying = Classification(ScreenState.BUSY, "◐ waiting 3s", cause="server_error")
+    out = run.feed(LoopSeen("error: ✖ API Error: 500 · retrying ×3", screen=retrying),
+                   T0 + 60)
+    rows = [a.decision for a in out if isinstance(a, Record)]
+    assert [r.badge for r in rows] == [Badge.LOOPING, Badge.SCHEDULED]
+    assert rows[1].reason == "server error: waiting 30s"
+    run = Run()
+    run.prompt(at=T0)
+    key = Classification(ScreenState.BUSY, "◐ waiting 3s", cause="auth")
+    out = run.feed(LoopSeen("error: ✖ API Error: 401 invalid key ×3", screen=key), T0 + 60)
+    assert run.state.incident is not None and run.state.incident.hold == "login"
+    assert [a for a in out if isinstance(a, Notify)]
 
 
 def busy() -> Classification:

@@ -214,15 +214,17 @@ def test_spinner_frames_on_a_cli_without_a_transcript_are_no_loop(tmp_path: Path
 
 
 def error_screen(s: Setup, n: int) -> None:
-    """The CLI prints its retry line once more (the screen grows by a line)."""
+    """The CLI prints its retry line once more under the last (a busy screen: it retries by
+    itself), as the observer reads it."""
     from pitcrew.supervisor.core.loops import add_screen_step
     from pitcrew.supervisor.core.screen import Classification, ScreenState
-    line = f"⎿ API Error: 500 · retrying (attempt {n})"
-    s.w.screen = Classification(ScreenState.CONNECTION_LOST, line, cause="server_error")
-    s.w.progress_sig = "\n".join(f"⎿ API Error: 500 · retrying (attempt {k})"
-                                 for k in range(n + 1))
+    s.w.screen = Classification(ScreenState.BUSY, f"◐ waiting {n}s (esc to stop)",
+                                cause="server_error")
+    s.w.last_text = "\n".join(["◇ summarise the logs",
+                               *["✖ API Error: 500 · retrying"] * (n + 1),
+                               f"◐ waiting {n}s (esc to stop)"])
     s.w.screen_steps = add_screen_step(        # what the observer does on each reading
-        s.w.screen_steps, screen_step("connection_lost", line), 50)
+        s.w.screen_steps, screen_step("busy", s.w.screen.evidence), 50)
 
 
 def test_an_error_line_repeating_with_no_tool_calls_is_a_loop(tmp_path: Path) -> None:
@@ -236,14 +238,13 @@ def test_an_error_line_repeating_with_no_tool_calls_is_a_loop(tmp_path: Path) ->
         s.clock.advance(3.0)
         s.dog.check(s.w)
     assert s.diagnosed == [{"origin": "loop",
-                            "note": "connection lost: ⎿ API Error: 500 · retrying "
-                                    "(attempt 2) ×3"}]
+                            "note": "error: ✖ API Error: 500 · retrying ×3"}]
     # the same line read again with nothing new on screen is no new step
-    n = len(s.w.screen_steps)
+    n = len(s.w.error_steps)
     for _ in range(5):
         s.clock.advance(3.0)
         s.dog.check(s.w)
-    assert len(s.w.screen_steps) == n
+    assert len(s.w.error_steps) == n == 3
 
 
 def timer(tmp: Path) -> Setup:
