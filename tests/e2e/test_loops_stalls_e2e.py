@@ -125,6 +125,9 @@ def test_a_failing_loop_is_held_but_a_crash_after_the_hold_is_resumed(
 def test_a_spinner_alternating_two_frames_is_no_loop(
         tmux: TmuxServer, home: Path, tmp_path: Path) -> None:
     configure(home, timeouts="idle = false")
+    toml = home / "providers" / "steadyagent.toml"      # declared without its transcript:
+    text = toml.read_text()                             # the screen is all Pitcrew has
+    toml.write_text(text[: text.index("# its tool calls")])
     pane, pid = shell_agent(tmux, tmp_path)
     w = watch(tmux)
     try:
@@ -174,11 +177,11 @@ def test_timer_mode_resumes_a_frozen_spinner(
 
 def test_timer_mode_resumes_a_stalled_stream_instead_of_dismissing_it(
         tmux: TmuxServer, home: Path, tmp_path: Path) -> None:
-    """Spinner and timer move, nothing else, past `stalled` (60 s, 6 s scaled): stuck —
-    not "working again by itself"."""
-    configure(home, mode="timer", timeouts="idle = 30\nstalled = 60")
+    """Spinner and timer move, nothing else, past `stalled` (30 s, 15 s at half time): stuck —
+    not "working again by itself" (the spinner printed during the 2.5 s wait before acting)."""
+    configure(home, mode="timer", timeouts="idle = 20\nstalled = 30")
     pane, pid = shell_agent(tmux, tmp_path)
-    w = watch(tmux)
+    w = watch(tmux, scale="0.5")
     try:
         w.wait_for(f"{pane}: idle")
         tmux.type(pane, "build 600")
