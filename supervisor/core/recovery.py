@@ -310,6 +310,10 @@ class Plan:
                         "CLI's; not resuming by it", screen, session_id=st.session_id[:80])
         if plausible and self.ctx.resume_by_id is not None:
             argv = self.ctx.resume_by_id.render(session_id=st.session_id or "")
+        elif self.ctx.session_doubt is not None:   # "latest" could be the other agent's
+            self.cannot_resume(f"did not resume: {self.ctx.session_doubt}; resume it yourself "
+                               "with its own session id", screen)
+            return
         elif self.ctx.resume_latest is not None:
             argv = self.ctx.resume_latest.render()
         if argv is None:

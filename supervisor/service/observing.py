@@ -121,8 +121,12 @@ def session_ref(w: Watched) -> sessions.SessionRef | None:
     if not env and w.launch is not None:
         env = dict(w.launch.env)     # the agent is gone: its environment as it was
     home = Path(env["HOME"]) if env.get("HOME") else None
-    return sessions.find_session(w.provider.sessions, w.cwd, home=home, environ=env or None,
-                                 newer_than=w.agent_started)
+    pid = w.agent_pid or max(w.pid_generation, key=w.pid_generation.__getitem__, default=None)
+    found = sessions.attribute(w.provider.sessions, w.cwd,
+                               processes.own_facts(pid, w.provider.process, w.cwd),
+                               home=home, environ=env or None, newer_than=w.agent_started)
+    w.session_doubt = found.doubt   # two agents of this CLI here, and no fact says which
+    return found.ref
 
 
 class Observer:

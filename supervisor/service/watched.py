@@ -51,6 +51,7 @@ class Watched:
     screen_from: str | None = None  # the resume command typed at its shell: above it is the
                                     # screen of the process before (classified no more)
     quiet_reported: bool = False
+    session_doubt: str | None = None   # why its session could not be told from another's
     typed_at: float | None = None # monotonic
     typed_text: str = ""
     last_echo: str | None = None  # the newest prompt echo seen (None: not read yet)
