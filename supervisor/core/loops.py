@@ -77,7 +77,8 @@ _NUMBERS = re.compile(r"\d+(?:[.,:]\d+)*")
 _SPINNERS = re.compile(r"[\u2800-\u28ff◐◓◑◒◴◷◶◵◰◳◲◱⣾⣽⣻⢿⡿⣟⣯⣷·✢✳✶✻✽✺✹✸✷*|/\\⏳⌛●○◉◎▁▂▃▄▅▆▇█▉▊▋▌▍▎▏]")
 _LEADING = re.compile(rf"^(?:{_SPINNERS.pattern}|\s)+")
 # Screen states that are a step failing: the CLI's own error, shown again, is a failed step.
-ERROR_STATES = frozenset({"crashed", "connection_lost", "rate_limit", "login_required",
+# (A crash is not: an exit is handled as an exit, and crash loops have their own rule.)
+ERROR_STATES = frozenset({"connection_lost", "rate_limit", "login_required",
                           "continue_prompt"})
 
 

@@ -12,13 +12,13 @@ terminal and carries out what is due, once a loop turn:
   (its verdict reaches the core as `LoopSeen`); when it repeats a full window again after
   that, `LoopSeen(persists=True)`: the core holds the terminal and notifies.
 
-Steps come from two places, and a loop in either counts: the CLI's session transcript when its
-provider file declares where the tool calls are (`[transcript]`) and the file is found — only
-the part written since the task started — and the distinct screen states the observer noted.
-Only a failing step makes a loop (`core.loops`): the same successful call is work; an error
-line the CLI shows again (the screen changed beyond its spinners and numbers, the error is
-still the state) is one more failed step, so a CLI retrying "API Error: 500" with no tool
-calls is noticed too, and the core handles it by its error class.
+Steps come from the CLI's session transcript when its provider file declares where the tool
+calls are (`[transcript]`) and the file is found — only the part written since the task
+started — otherwise from the distinct screen states the observer noted; and, for every CLI,
+from each showing of its own error line (a new attempt, or the line printed once more). Only a
+failing step makes a loop (`core.loops`): the same successful call is work, so is a spinner;
+a CLI retrying "API Error: 500" with no tool calls is noticed, and the core handles it by its
+error class. A crash is not an error step: exits and crash loops have their own rules.
 """
 
 from __future__ import annotations
@@ -117,7 +117,7 @@ class Watchdog:
             self.fire(w, kind, now - (clock_start or now))
             if kind.value in w.fired:
                 w.fired_from[kind.value] = clock_start
-        if running:
+        if running and w.agent_pid is not None:
             self.note_error(w)
         rule = config.loop_rule()
         if running and w.agent_pid is not None and rule is not None \
@@ -174,7 +174,9 @@ class Watchdog:
     def check_loop(self, w: Watched, rule: LoopRule) -> None:
         if w.loop_stage >= 2:
             return
-        sources = {"calls": self.calls(w), "screen": w.screen_steps, "errors": w.error_steps}
+        calls = self.calls(w)   # the screen's states count where no transcript is read
+        sources = {"calls": calls, "screen": w.screen_steps if calls is None else None,
+                   "errors": w.error_steps}
         loop = None
         for name, steps in sources.items():
             if steps is not None:

@@ -278,3 +278,20 @@ def test_timer_mode_a_frozen_spinner_is_quiet_at_the_idle_timeout(tmp_path: Path
     s.w.last_output = s.clock.mono()            # it printed again: the clock re-arms
     s.minutes(4)
     assert s.quiet == [180.0, 180.0]
+
+
+def test_a_crash_loop_is_left_to_the_crash_rules_not_the_loop_detector(tmp_path: Path) -> None:
+    """Crash → resume → crash: each crash is an exit (with its own crash-loop rule), so the
+    crashed screens it leaves are no failed steps; its last words are no error line either."""
+    from pitcrew.supervisor.core.screen import Classification, ScreenState
+    s = Setup(tmp_path)
+    s.dog.task_started(s.w)
+    for n in range(4):
+        s.w.screen_steps += (screen_step("busy", "⠋ Working…"),
+                             screen_step("crashed", f"fatal: simulated crash ({n} more)"))
+        s.w.screen = Classification(ScreenState.CRASHED, "Error: simulated crash")
+        s.w.last_text = f"Error: simulated crash ({n} more)\n$ "
+        s.clock.advance(3.0)
+        s.dog.check(s.w)
+        s.w.agent_pid = None if n % 2 else s.w.agent_pid
+    assert s.diagnosed == [] and s.fed.observations == []
