@@ -134,10 +134,10 @@ def attribute(store: SessionStore, cwd: str, facts: OwnFacts, home: Path | None 
     if len(own) == 1:
         return Attribution(own[0])
     left = own or [r for r in found if not recorded[r.path]]
-    if len(left) == 1 and not facts.peers:
-        return Attribution(left[0])
     if not left:
         return Attribution(None)
+    if not facts.peers:     # the only agent of this CLI here: its newest session (a /clear
+        return Attribution(left[0])   # or /new starts another file; that one is current)
     return Attribution(None, _doubt(cwd, facts.peers, len(left)))
 
 

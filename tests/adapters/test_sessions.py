@@ -199,8 +199,11 @@ def test_with_no_fact_and_another_agent_here_nothing_is_guessed(tmp_path: Path) 
     alone = attribute(CLAUDE, cwd, OwnFacts(7), home=tmp_path, environ={})
     assert alone.ref is not None and alone.ref.session_id == "aaa"   # alone: the newest
     jsonl(folder / "bbb.jsonl", {"cwd": cwd}, mtime=2001)
-    two = attribute(CLAUDE, cwd, OwnFacts(7), home=tmp_path, environ={})
-    assert two.ref is None and two.doubt is not None
+    two = attribute(CLAUDE, cwd, OwnFacts(7, peers=1), home=tmp_path, environ={})
+    assert two.ref is None and two.doubt is not None and "2 of its sessions" in two.doubt
+    # alone in the folder with two sessions (a /clear started the second): the newest
+    alone = attribute(CLAUDE, cwd, OwnFacts(7), home=tmp_path, environ={})
+    assert alone.ref is not None and alone.ref.session_id == "bbb"
     # a file that records another process's pid is that agent's, never this one's
     jsonl(folder / "bbb.jsonl", {"cwd": cwd}, {"pid": 8}, mtime=2001)
     mine = attribute(CLAUDE, cwd, OwnFacts(7), home=tmp_path, environ={})
