@@ -142,43 +142,6 @@ def provider_for_command(command: str, providers: Iterable[Provider]) -> Provide
     return None
 
 
-@dataclass(frozen=True, slots=True)
-class OwnFacts:
-    """What the agent process itself says about which session is its own: the files it
-    holds open, its argv (a session id passed at launch, `--resume <id>`), and how many
-    other live processes of the same CLI run in the same directory."""
-
-    pid: int | None = None
-    open_files: frozenset[str] = frozenset()
-    argv: tuple[str, ...] = ()
-    peers: int = 0
-
-
-def own_facts(pid: int | None, rule: ProcessMatch, cwd: str) -> OwnFacts:
-    """`OwnFacts` of `pid` (what can still be read: a gone process has only its pid)."""
-    if pid is None:
-        return OwnFacts()
-    opened: frozenset[str] = frozenset()
-    argv: tuple[str, ...] = ()
-    kin = {pid}    # its own wrappers and children are not other agents
-    with contextlib.suppress(psutil.Error, OSError):
-        proc = psutil.Process(pid)
-        argv = tuple(proc.cmdline())
-        kin |= {p.pid for p in (*proc.parents(), *proc.children(recursive=True))}
-        opened = frozenset(f.path for f in proc.open_files())
-    peers = 0
-    for proc in psutil.process_iter(["name", "cmdline"]):
-        name, cmdline = proc.info.get("name") or "", tuple(proc.info.get("cmdline") or ())
-        if proc.pid in kin or not matches(ProcInfo(proc.pid, 0, name, "", cmdline, "", 0.0, 0),
-                                          rule):
-            continue
-        with contextlib.suppress(psutil.Error, OSError):
-            there = proc.cwd()
-            if there == cwd or os.path.realpath(there) == os.path.realpath(cwd):
-                peers += 1
-    return OwnFacts(pid, opened, argv, peers)
-
-
 def environ(pid: int) -> dict[str, str]:
     """The process's environment (HOME, CLAUDE_CONFIG_DIR, …); {} when it cannot be read."""
     try:

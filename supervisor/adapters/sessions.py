@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from pitcrew.supervisor.adapters.processes import OwnFacts
+from pitcrew.supervisor.adapters.ownership import OwnFacts
 from pitcrew.supervisor.providers.model import FieldRef, SessionStore
 
 log = logging.getLogger(__name__)
@@ -106,9 +106,9 @@ def _candidates(store: SessionStore, cfg: Path, home: Path, cwd: str,
             yield SessionRef(sid, path, mtime)
 
 
-def attribute(store: SessionStore, cwd: str, facts: OwnFacts, home: Path | None = None,
-              environ: Mapping[str, str] | None = None, newer_than: float | None = None
-              ) -> Attribution:
+def attribute(store: SessionStore, cwd: str, facts: OwnFacts | Callable[[], OwnFacts],
+              home: Path | None = None, environ: Mapping[str, str] | None = None,
+              newer_than: float | None = None) -> Attribution:
     """The session that is this process's own, by facts first: the file it holds open, the
     id in its argv (passed at launch, or `--resume <id>`), its pid recorded in the file; a
     file that records another pid is another agent's. The newest remaining session counts
@@ -119,12 +119,15 @@ def attribute(store: SessionStore, cwd: str, facts: OwnFacts, home: Path | None 
     cfg = config_dir(store, home, env)
     if store.sqlite is not None:
         newest = _from_sqlite(store, cfg, home, cwd)
-        if facts.peers and newest is not None:
-            return Attribution(None, _doubt(cwd, facts.peers))
-        return Attribution(newest)
+        if newest is None:
+            return Attribution(None)
+        facts = facts() if callable(facts) else facts   # read only when a session is there
+        return Attribution(None, _doubt(cwd, facts.peers)) if facts.peers else \
+            Attribution(newest)
     found = list(_candidates(store, cfg, home, cwd, newer_than))
     if not found:
         return Attribution(None)
+    facts = facts() if callable(facts) else facts
     if facts.pid is None:
         return Attribution(found[0])
     own = [r for r in found if r.path in facts.open_files] or \

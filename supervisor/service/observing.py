@@ -14,7 +14,7 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
-from pitcrew.supervisor.adapters import processes, sessions
+from pitcrew.supervisor.adapters import ownership, processes, sessions
 from pitcrew.supervisor.adapters.tmux import PaneInfo
 from pitcrew.supervisor.core.loops import add_screen_step, screen_step
 from pitcrew.supervisor.core.records import (
@@ -123,7 +123,7 @@ def session_ref(w: Watched) -> sessions.SessionRef | None:
     home = Path(env["HOME"]) if env.get("HOME") else None
     pid = w.agent_pid or max(w.pid_generation, key=w.pid_generation.__getitem__, default=None)
     found = sessions.attribute(w.provider.sessions, w.cwd,
-                               processes.own_facts(pid, w.provider.process, w.cwd),
+                               lambda: ownership.own_facts(pid, w.provider.process, w.cwd),
                                home=home, environ=env or None, newer_than=w.agent_started)
     w.session_doubt = found.doubt   # two agents of this CLI here, and no fact says which
     return found.ref

@@ -162,7 +162,7 @@ def test_a_cwd_recorded_as_its_sha256_pins_the_project(tmp_path: Path) -> None:
 def test_two_agents_in_one_folder_each_get_the_session_that_records_its_pid(
         tmp_path: Path) -> None:
     """Every write makes a file the newest: the recorded pid, not the mtime, decides."""
-    from pitcrew.supervisor.adapters.processes import OwnFacts
+    from pitcrew.supervisor.adapters.ownership import OwnFacts
     from pitcrew.supervisor.adapters.sessions import attribute
     cwd = "/work/api"
     folder = tmp_path / ".claude/projects/-work-api"
@@ -174,7 +174,7 @@ def test_two_agents_in_one_folder_each_get_the_session_that_records_its_pid(
 
 
 def test_an_id_in_argv_or_an_open_file_is_a_fact_too(tmp_path: Path) -> None:
-    from pitcrew.supervisor.adapters.processes import OwnFacts
+    from pitcrew.supervisor.adapters.ownership import OwnFacts
     from pitcrew.supervisor.adapters.sessions import attribute
     cwd = "/work/api"
     folder = tmp_path / ".claude/projects/-work-api"
@@ -189,7 +189,7 @@ def test_an_id_in_argv_or_an_open_file_is_a_fact_too(tmp_path: Path) -> None:
 
 
 def test_with_no_fact_and_another_agent_here_nothing_is_guessed(tmp_path: Path) -> None:
-    from pitcrew.supervisor.adapters.processes import OwnFacts
+    from pitcrew.supervisor.adapters.ownership import OwnFacts
     from pitcrew.supervisor.adapters.sessions import attribute
     cwd = "/work/api"
     folder = tmp_path / ".claude/projects/-work-api"
