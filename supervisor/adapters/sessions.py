@@ -2,8 +2,12 @@
 
 Each provider's `[sessions]` table says where its files live and how a working directory maps
 to a session id (an escaped-cwd folder, a `cwd` field inside the file, or a SQLite query). The
-newest matching session wins. Files are read leniently: a torn, huge or unreadable file is
-skipped, never an error, and only the first lines of each file are read.
+newest matching session wins — unless another agent of the same CLI runs in the same
+directory: then "newest" is a guess (every write of either agent makes its file the newest),
+and `attribute` asks for facts instead (the file the process holds open, the id in its argv,
+its pid recorded in the file); with none, it names its doubt and attributes nothing. Files are
+read leniently: a torn, huge or unreadable file is skipped, never an error, and only the first
+(and, for recorded pids, the last) lines of each file are read.
 """
 
 from __future__ import annotations
@@ -15,10 +19,11 @@ import logging
 import os
 import re
 import urllib.parse
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from pitcrew.supervisor.adapters.ownership import OwnFacts
 from pitcrew.supervisor.providers.model import FieldRef, SessionStore
 
 log = logging.getLogger(__name__)
@@ -33,6 +38,15 @@ class SessionRef:
     session_id: str
     path: str
     mtime: float
+
+
+@dataclass(frozen=True, slots=True)
+class Attribution:
+    ref: SessionRef | None
+    doubt: str | None = None     # why no session could be called its own (two or more remain)
+
+
+TAIL_BYTES = 64 * 1024   # the end of a file read for pids recorded there (a resumed session)
 
 
 def config_dir(store: SessionStore, home: Path, environ: Mapping[str, str]) -> Path:
@@ -65,13 +79,19 @@ def find_session(
     cfg = config_dir(store, home, env)
     if store.sqlite is not None:
         return _from_sqlite(store, cfg, home, cwd)
+    return next(_candidates(store, cfg, home, cwd, newer_than), None)
+
+
+def _candidates(store: SessionStore, cfg: Path, home: Path, cwd: str,
+                newer_than: float | None) -> Iterator[SessionRef]:
+    """This CLI's sessions for `cwd`, newest first (written since `newer_than`)."""
     if store.glob is None:
-        return None
+        return
     pattern = _expand(store.glob, store, cfg, home, cwd)
     try:
         paths = globlib.glob(pattern)
     except (OSError, re.error):
-        return None
+        return
     ranked = sorted(((_mtime(p), p) for p in paths), reverse=True)[: store.scan_limit]
     if newer_than is not None:
         ranked = [item for item in ranked if item[0] >= newer_than - START_SLACK]
@@ -82,8 +102,81 @@ def find_session(
             continue
         sid = _read_field(store.id, path)
         if sid:
-            return SessionRef(sid, path, mtime)
-    return None
+            yield SessionRef(sid, path, mtime)
+
+
+def attribute(store: SessionStore, cwd: str, facts: OwnFacts | Callable[[], OwnFacts],
+              home: Path | None = None, environ: Mapping[str, str] | None = None,
+              newer_than: float | None = None) -> Attribution:
+    """The session that is this process's own, by facts first: the file it holds open, the
+    id in its argv (passed at launch, or `--resume <id>`), its pid recorded in the file; a
+    file that records another pid is another agent's. The newest remaining session counts
+    only when no other agent of this CLI runs in `cwd`; otherwise, with two or more left —
+    or one that may be the other agent's — the doubt is named and nothing is attributed."""
+    env = os.environ if environ is None else environ
+    home = home or Path(env.get("HOME") or Path.home())
+    cfg = config_dir(store, home, env)
+    if store.sqlite is not None:
+        newest = _from_sqlite(store, cfg, home, cwd)
+        if newest is None:
+            return Attribution(None)
+        facts = facts() if callable(facts) else facts   # read only when a session is there
+        return Attribution(None, _doubt(cwd, facts.peers)) if facts.peers else \
+            Attribution(newest)
+    found = list(_candidates(store, cfg, home, cwd, newer_than))
+    if not found:
+        return Attribution(None)
+    facts = facts() if callable(facts) else facts
+    if facts.pid is None:
+        return Attribution(found[0])
+    own = [r for r in found if r.path in facts.open_files] or \
+        [r for r in found if _in_argv(r.session_id, facts.argv)]
+    recorded = {r.path: _recorded_pids(r.path) for r in found}
+    own = own or [r for r in found if facts.pid in recorded[r.path]]
+    if len(own) == 1:
+        return Attribution(own[0])
+    left = own or [r for r in found if not recorded[r.path]]
+    if not left:
+        return Attribution(None)
+    if not facts.peers:     # the only agent of this CLI here: its newest session (a /clear
+        return Attribution(left[0])   # or /new starts another file; that one is current)
+    return Attribution(None, _doubt(cwd, facts.peers, len(left)))
+
+
+def _doubt(cwd: str, peers: int, sessions: int = 1) -> str:
+    return (f"{peers + 1} agents of this CLI run in {cwd} and {sessions} of its sessions "
+            "there could be this one's: which is its own is not known, so Pitcrew does not "
+            "guess")
+
+
+def _in_argv(session_id: str, argv: tuple[str, ...]) -> bool:
+    return any(arg == session_id or arg.endswith(("=" + session_id, ":" + session_id))
+               for arg in argv)
+
+
+def _recorded_pids(path: str) -> frozenset[int]:
+    """Pids the CLI wrote into its session file (a `pid` field of a JSON line), at its start
+    and at its end (a resumed session records the new process there)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(HEAD_BYTES)
+            size = os.fstat(fh.fileno()).st_size
+            fh.seek(max(size - TAIL_BYTES, len(head)))
+            tail = fh.read(TAIL_BYTES)
+    except OSError:
+        return frozenset()
+    pids: set[int] = set()
+    for line in (head + b"\n" + tail).decode("utf-8", "replace").split("\n"):
+        if '"pid"' not in line:
+            continue
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        pid = value.get("pid") if isinstance(value, dict) else None
+        if isinstance(pid, int) and not isinstance(pid, bool):
+            pids.add(pid)
+    return frozenset(pids)
 
 
 def session_exists(store: SessionStore, session_id: str, cwd: str,

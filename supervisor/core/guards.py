@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from pitcrew.supervisor.core.recovery import Plan
 
 # A loop's screen that is a stoppage of its own: the usual recovery takes it from there.
+ERROR_CAUSES = frozenset({"server_error", "rate", "quota", "auth", "billing"})
 STOPPAGE = frozenset({ScreenState.RATE_LIMIT, ScreenState.LOGIN_REQUIRED,
                       ScreenState.CONNECTION_LOST, ScreenState.CONTINUE_PROMPT})
 
@@ -80,6 +81,9 @@ def on_loop(plan: Plan, obs: LoopSeen) -> None:
         return
     with contextlib.suppress(IllegalTransition):
         plan.state = replace(st, health=advance(st.health, HealthEvent.LOOPED))
+    busy_with = st.incident.phase if st.incident is not None else None
+    if obs.persists and busy_with in (Phase.WAITING, Phase.CONFIRMING, Phase.ASKING):
+        return   # Autopilot is already acting on this task (a crash, an error's wait): no hold
     if obs.persists:
         _open_incident(plan, "stuck in a loop", f"kept repeating {obs.what}")
         plan.hold("looping", Badge.LOOPING, f"kept repeating {obs.what} after a diagnosis: "
@@ -90,7 +94,9 @@ def on_loop(plan: Plan, obs: LoopSeen) -> None:
     state = obs.screen.state if obs.screen is not None else ScreenState.UNKNOWN
     plan.record(Badge.LOOPING, f"repeats {obs.what}; {obs.confirmed_by} says {state.value}",
                 obs.screen, trigger="stuck in a loop", loop=obs.what, persists=False)
-    if state in STOPPAGE:
+    if state in STOPPAGE or (obs.screen is not None and obs.screen.cause in ERROR_CAUSES):
+        # the CLI's own error, repeating: handled by its class (server error: wait 30 s; a key
+        # or billing error: wait for you; …), as when it first shows
         plan.failure(trigger="stuck in a loop", reason=f"repeats {obs.what}; "
                      f"{obs.confirmed_by} says {state.value}", screen=obs.screen, alive=True)
 

@@ -49,7 +49,8 @@ UNCLEAR_EXIT = ("the agent exited mid-task and Pitcrew couldn't tell how (no exi
                 "crashed, resume it yourself or press Resume now")
 USER_INPUT = frozenset({ScreenState.QUESTION, ScreenState.PICKER, ScreenState.DRAFT})
 PERMANENT_CAUSES = frozenset({"auth", "billing"})
-REVISITED_HOLDS = frozenset({"user", "unclear", "paused"})  # a new failure is looked at again
+# holds under which a new failure is looked at again (a loop held for you never hides a crash)
+REVISITED_HOLDS = frozenset({"user", "unclear", "paused", "looping"})
 PROMPT_CHARS = 60
 
 if TYPE_CHECKING:
@@ -353,6 +354,10 @@ class Plan:
                         "CLI's; not resuming by it", screen, session_id=st.session_id[:80])
         if plausible and self.ctx.resume_by_id is not None:
             argv = self.ctx.resume_by_id.render(session_id=st.session_id or "")
+        elif self.ctx.session_doubt is not None:   # "latest" could be the other agent's
+            self.cannot_resume(f"did not resume: {self.ctx.session_doubt}; resume it yourself "
+                               "with its own session id", screen)
+            return
         elif self.ctx.resume_latest is not None:
             argv = self.ctx.resume_latest.render()
         if argv is None:

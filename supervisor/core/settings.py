@@ -22,6 +22,8 @@ class Context:
     timer_mode: bool = False             # "Manual timer — no AI": quiet alone means stuck
     resume_by_id: Command | None = None
     resume_latest: Command | None = None
+    session_doubt: str | None = None     # no session id pinned, and "latest" may be another
+                                         # agent's (two of this CLI in one folder): why
     continue_message: str | None = None  # the provider's continue-in-place message
     has_backup: bool = False
     policy: RestartPolicy = DEFAULT_POLICY

@@ -4,7 +4,11 @@ message not started within 5 min, a run longer than 2.5 h).
 Four clocks run per terminal, each against its own limit, and each limit may be off (None):
 
 * idle — the running task made no *progress* for that long (see `progress_text`): diagnose,
-  as for a quiet task (`[autopilot] quiet_after` is this setting's old name);
+  as for a quiet task (`[autopilot] quiet_after` is this setting's old name). In Manual timer
+  mode no checker can tell a stalled stream from a long step, so there idle counts from the
+  last change of *any* kind (a frozen spinner is stuck; a live one is not), and a screen on
+  which only spinners and timers move is a stalled stream after the longer `stalled` limit
+  (`TIMER_RULES`);
 * soft — the task has run that long: notify (and, if asked, type the fixed wrap-up message);
 * hard — the task has run that long: Autopilot stops acting for that terminal and notifies;
 * not_started — a message delivered to the agent never made it busy: a failed delivery.
@@ -32,6 +36,7 @@ class Timeout(enum.StrEnum):
     SOFT = "soft"
     HARD = "hard"
     NOT_STARTED = "not_started"
+    STALLED = "stalled"
 
 
 class Clock(enum.StrEnum):
@@ -39,6 +44,7 @@ class Clock(enum.StrEnum):
 
     RUNNING = "running"      # the task started (a user prompt)
     PROGRESS = "progress"    # the screen last changed outside its spinner/status parts
+    OUTPUT = "output"        # the pane last printed anything (a spinner frame too)
     DELIVERED = "delivered"  # a message was delivered and the agent has not got busy since
 
 
@@ -50,6 +56,18 @@ RULES: tuple[tuple[Timeout, Clock], ...] = (
     (Timeout.IDLE, Clock.PROGRESS),
     (Timeout.NOT_STARTED, Clock.DELIVERED),
 )
+# Manual timer mode: idle is a frozen screen; only spinners moving for `stalled` is a stall.
+TIMER_RULES: tuple[tuple[Timeout, Clock], ...] = (
+    (Timeout.HARD, Clock.RUNNING),
+    (Timeout.SOFT, Clock.RUNNING),
+    (Timeout.IDLE, Clock.OUTPUT),
+    (Timeout.STALLED, Clock.PROGRESS),
+    (Timeout.NOT_STARTED, Clock.DELIVERED),
+)
+
+
+def rules(timer_mode: bool) -> tuple[tuple[Timeout, Clock], ...]:
+    return TIMER_RULES if timer_mode else RULES
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +80,7 @@ class Timeouts:
     soft: float | None = 1200.0
     hard: float | None = 9000.0
     not_started: float | None = 300.0
+    stalled: float | None = 900.0  # Manual timer only: spinners alone moved this long
     wrap_up: bool = False          # at the soft limit, also type WRAP_UP_MESSAGE
 
     def limit(self, kind: Timeout) -> float | None:
@@ -73,7 +92,8 @@ class Timeouts:
         def times(v: float | None) -> float | None:
             return None if v is None else v * factor
         return replace(self, idle=times(self.idle), soft=times(self.soft),
-                       hard=times(self.hard), not_started=times(self.not_started))
+                       hard=times(self.hard), not_started=times(self.not_started),
+                       stalled=times(self.stalled))
 
 
 DEFAULT_TIMEOUTS = Timeouts()
@@ -99,12 +119,13 @@ def resolve(base: Timeouts, *overrides: Mapping[str, float | bool | None] | Over
 
 
 def due(limits: Timeouts, now: float, started: Mapping[Clock, float | None],
-        fired: Iterable[Timeout] = ()) -> tuple[Timeout, ...]:
+        fired: Iterable[Timeout] = (), table: tuple[tuple[Timeout, Clock], ...] = RULES
+        ) -> tuple[Timeout, ...]:
     """The timeouts whose clock started at least their limit ago and that have not fired
     since it started. A clock that is not running (None) fires nothing."""
     done = frozenset(fired)
     out: list[Timeout] = []
-    for kind, clock in RULES:
+    for kind, clock in table:
         limit = limits.limit(kind)
         since = started.get(clock)
         if limit is None or since is None or kind in done:

@@ -84,6 +84,7 @@ class AutopilotService:
             mode=self.mode(), ask_to_continue=config.ask_to_continue,
             timer_mode=config.diagnosis_mode == "timer",
             resume_by_id=p.resume.by_id, resume_latest=p.resume.latest,
+            session_doubt=None if w.state.session_id else w.session_doubt,
             continue_message=p.screen.continue_message, has_backup=self.has_backup(w),
             policy=self.policy, session_id_pattern=p.sessions.id_pattern,
             wrap_up=config.timeouts_for(p.name, self.seat_of(w.key)).wrap_up,

@@ -15,7 +15,7 @@ import signal as signals
 from collections.abc import Callable
 from pathlib import Path
 
-from pitcrew.supervisor.adapters import processes, sessions
+from pitcrew.supervisor.adapters import ownership, processes, sessions
 from pitcrew.supervisor.adapters.tmux import PaneInfo
 from pitcrew.supervisor.core.classifier import said_goodbye
 from pitcrew.supervisor.core.loops import add_screen_step, screen_step
@@ -141,8 +141,12 @@ def session_ref(w: Watched) -> sessions.SessionRef | None:
     if not env and w.launch is not None:
         env = dict(w.launch.env)     # the agent is gone: its environment as it was
     home = Path(env["HOME"]) if env.get("HOME") else None
-    return sessions.find_session(w.provider.sessions, w.cwd, home=home, environ=env or None,
-                                 newer_than=w.agent_started)
+    pid = w.agent_pid or max(w.pid_generation, key=w.pid_generation.__getitem__, default=None)
+    found = sessions.attribute(w.provider.sessions, w.cwd,
+                               lambda: ownership.own_facts(pid, w.provider.process, w.cwd),
+                               home=home, environ=env or None, newer_than=w.agent_started)
+    w.session_doubt = found.doubt   # two agents of this CLI here, and no fact says which
+    return found.ref
 
 
 class Observer:

@@ -55,5 +55,9 @@ class Waker:
             return
         reading = self.reader.read(w)
         inc = w.state.incident
-        active = None if inc is None else w.last_output_wall > inc.opened_at + 0.5
+        # working again by itself: it printed since the incident opened — for a task that went
+        # quiet, more than its spinners and timers (a stalled stream keeps those moving)
+        moved = w.progress_wall if inc is not None and inc.trigger == "task went quiet" \
+            else w.last_output_wall
+        active = None if inc is None else moved > inc.opened_at + 0.5
         self.feed(w, Tick(reading.screen, reading.alive if reading.screen else False, active))

@@ -51,6 +51,7 @@ class Watched:
     screen_from: str | None = None  # the resume command typed at its shell: above it is the
                                     # screen of the process before (classified no more)
     quiet_reported: bool = False
+    session_doubt: str | None = None   # why its session could not be told from another's
     typed_at: float | None = None # monotonic
     typed_text: str = ""
     last_echo: str | None = None  # the newest prompt echo seen (None: not read yet)
@@ -65,9 +66,20 @@ class Watched:
     screen_steps: tuple[Step, ...] = ()   # distinct screen states of the running task
     transcript_from: int | None = None    # the session file's size when the task started
     transcript_path: str | None = None    # that session file (looked up once per task)
+    fired_from: dict[str, float | None] = field(default_factory=dict)  # each fired timeout's
+                                          # clock start: a clock that starts again re-arms it
+    error_steps: tuple[Step, ...] = ()    # each showing of the CLI's own error line
+    error_mark: tuple[str, str, int] | None = None   # the last showing (core.loops.error_seen)
     loop_stage: int = 0                   # 0 none, 1 diagnosed, 2 held
-    loop_mark: int = 0                    # steps seen when the loop was first diagnosed
+    loop_marks: dict[str, int] = field(default_factory=dict)  # steps per source (calls,
+                                          # screen) seen when the loop was first diagnosed
     loop_checked: float = 0.0
+
+    @property
+    def progress_wall(self) -> float:
+        """Epoch seconds of the last progress (`last_progress` is monotonic; `last_output`
+        and `last_output_wall` are one moment on both clocks)."""
+        return self.last_output_wall - max(0.0, self.last_output - self.last_progress)
 
     def note_state(self, state: str, now: float) -> None:
         """Remember a change of state for the dashboard's timeline (the last 6 hours)."""

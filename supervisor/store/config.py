@@ -65,7 +65,10 @@ chain_timeout = 150
 # Task timeouts, in seconds; false (or 0) turns one off. A table per provider overrides these
 # ([timeouts.claude] hard = 3600), and a seat's `timeouts = { … }` overrides both.
 # idle: no progress for that long (spinners and timers do not count) -> the screen is checked.
+# With Manual timer (no checker): nothing on screen moved for that long, not even a spinner.
 idle = 180
+# stalled: Manual timer only: spinners and timers alone moved for that long -> stuck.
+stalled = 900
 # soft: the task has run that long -> a notification and an Activity card.
 soft = 1200
 # also type "Finish the current step and save your work; you will be stopped soon." then.

@@ -155,3 +155,56 @@ def test_a_cwd_recorded_as_its_sha256_pins_the_project(tmp_path: Path) -> None:
               {"sessionId": sid, "projectHash": hashlib.sha256(cwd.encode()).hexdigest()},
               mtime=mtime)
     assert find_session(store, mine, home=tmp_path, environ={}).session_id == "mine"
+
+
+# -- two agents of one CLI in one folder (issue 21 item 1) -----------------------------------
+
+def test_two_agents_in_one_folder_each_get_the_session_that_records_its_pid(
+        tmp_path: Path) -> None:
+    """Every write makes a file the newest: the recorded pid, not the mtime, decides."""
+    from pitcrew.supervisor.adapters.ownership import OwnFacts
+    from pitcrew.supervisor.adapters.sessions import attribute
+    cwd = "/work/api"
+    folder = tmp_path / ".claude/projects/-work-api"
+    jsonl(folder / "aaa.jsonl", {"cwd": cwd}, {"type": "start", "pid": 100}, mtime=2000)
+    jsonl(folder / "bbb.jsonl", {"cwd": cwd}, {"type": "start", "pid": 200}, mtime=2001)
+    for pid, own in ((100, "aaa"), (200, "bbb")):
+        found = attribute(CLAUDE, cwd, OwnFacts(pid, peers=1), home=tmp_path, environ={})
+        assert found.ref is not None and found.ref.session_id == own and found.doubt is None
+
+
+def test_an_id_in_argv_or_an_open_file_is_a_fact_too(tmp_path: Path) -> None:
+    from pitcrew.supervisor.adapters.ownership import OwnFacts
+    from pitcrew.supervisor.adapters.sessions import attribute
+    cwd = "/work/api"
+    folder = tmp_path / ".claude/projects/-work-api"
+    a = jsonl(folder / "aaa.jsonl", {"cwd": cwd}, mtime=2000)
+    jsonl(folder / "bbb.jsonl", {"cwd": cwd}, mtime=2001)
+    by_argv = OwnFacts(7, argv=("claude", "--resume", "aaa"), peers=1)
+    by_file = OwnFacts(7, open_files=frozenset({str(a)}), peers=1)
+    launched = OwnFacts(7, argv=("claude", "--session-id=aaa"), peers=1)
+    for facts in (by_argv, by_file, launched):
+        found = attribute(CLAUDE, cwd, facts, home=tmp_path, environ={})
+        assert found.ref is not None and found.ref.session_id == "aaa"
+
+
+def test_with_no_fact_and_another_agent_here_nothing_is_guessed(tmp_path: Path) -> None:
+    from pitcrew.supervisor.adapters.ownership import OwnFacts
+    from pitcrew.supervisor.adapters.sessions import attribute
+    cwd = "/work/api"
+    folder = tmp_path / ".claude/projects/-work-api"
+    jsonl(folder / "aaa.jsonl", {"cwd": cwd}, mtime=2000)
+    one = attribute(CLAUDE, cwd, OwnFacts(7, peers=1), home=tmp_path, environ={})
+    assert one.ref is None and one.doubt is not None and "2 agents" in one.doubt
+    alone = attribute(CLAUDE, cwd, OwnFacts(7), home=tmp_path, environ={})
+    assert alone.ref is not None and alone.ref.session_id == "aaa"   # alone: the newest
+    jsonl(folder / "bbb.jsonl", {"cwd": cwd}, mtime=2001)
+    two = attribute(CLAUDE, cwd, OwnFacts(7, peers=1), home=tmp_path, environ={})
+    assert two.ref is None and two.doubt is not None and "2 of its sessions" in two.doubt
+    # alone in the folder with two sessions (a /clear started the second): the newest
+    alone = attribute(CLAUDE, cwd, OwnFacts(7), home=tmp_path, environ={})
+    assert alone.ref is not None and alone.ref.session_id == "bbb"
+    # a file that records another process's pid is that agent's, never this one's
+    jsonl(folder / "bbb.jsonl", {"cwd": cwd}, {"pid": 8}, mtime=2001)
+    mine = attribute(CLAUDE, cwd, OwnFacts(7), home=tmp_path, environ={})
+    assert mine.ref is not None and mine.ref.session_id == "aaa"

@@ -595,3 +595,19 @@ def test_a_new_limit_line_after_the_wake_starts_a_new_wait() -> None:
                            reset_at=reset + dt.timedelta(days=3))
     out = run.feed(Tick(later, alive=True), due)
     assert not kinds(out, TypeText) and badges(out) == [Badge.SCHEDULED]
+
+
+def test_with_no_pinned_session_and_a_doubt_latest_is_not_used_and_you_are_told() -> None:
+    """Two agents of one CLI in one folder, no fact says which session is this one's: the
+    CLI's "latest" form could resume the other's conversation, so Pitcrew waits on you."""
+    doubt = "2 agents of this CLI run in /work/api and 2 of its sessions could be this one's"
+    ctx = dataclasses.replace(CTX, session_doubt=doubt)
+    run = Run(ctx)
+    run.feed(PromptSubmitted("refactor the parser"), T0)
+    due = run.wake_at(run.crash(at=T0 + 10))
+    out = run.feed(Tick(screen(S.CRASHED), alive=False), due)
+    assert not [a for a in out if isinstance(a, Relaunch)]
+    [row] = [a.decision for a in out if isinstance(a, Record)]
+    assert row.badge is Badge.COULDNT_RESUME and doubt in row.reason
+    [note] = [a for a in out if isinstance(a, Notify)]
+    assert doubt in note.body

@@ -9,6 +9,8 @@ from pitcrew.supervisor.core.loops import (
     Step,
     add_screen_step,
     detect,
+    error_line,
+    error_seen,
     screen_step,
 )
 from pitcrew.supervisor.core.records import Badge, LoopSeen, Notify, Phase, Record, Wake
@@ -46,15 +48,15 @@ def test_a_cycle_a_b_a_b_a_b_is_a_loop_of_period_two() -> None:
 
 
 def test_cycles_up_to_period_four_and_not_beyond() -> None:
-    four = [call("T", str(i)) for i in range(4)]
+    four = [call("T", str(i), error=i == 3) for i in range(4)]
     assert detect(four * 3) is not None and detect(four * 3).period == 4   # type: ignore[union-attr]
-    five = [call("T", str(i)) for i in range(5)]
+    five = [call("T", str(i), error=True) for i in range(5)]
     assert detect(five * 3, LoopRule(window=15)) is None
 
 
 def test_two_repeats_are_not_enough_and_the_window_bounds_what_counts() -> None:
     assert detect([call("Bash", "make", error=True)] * 2) is None
-    a, b, c, d = (call("T", x) for x in "abcd")
+    a, b, c, d = (call("T", x, error=True) for x in "abcd")
     # three cycles of period 4 need 12 steps: a 10-step window cannot see them
     assert detect([a, b, c, d] * 3, LoopRule(window=10)) is None
     assert detect([a, b] * 3, LoopRule(min_cycles=4)) is None
@@ -98,6 +100,102 @@ def test_screen_steps_are_distinct_states_with_numbers_ignored() -> None:
     assert len(steps) == 6
     loop = detect(steps)
     assert loop is not None and loop.period == 2
+
+
+def test_the_same_successful_call_again_and_again_is_work_not_a_loop() -> None:
+    """Polling a background job (`sleep 5; tail build.log`), or a cycle of two successful
+    polls, is the agent waiting on purpose: no loop, however long it goes on."""
+    poll = call("Bash", "sleep 5; tail -n 20 build.log")
+    assert first_trip([call("Bash", "make &")] + [poll] * 12) is None
+    status = call("Bash", "gh run view 42")
+    assert first_trip([poll, status] * 6) is None
+    # the same poll failing each time is a loop
+    assert first_trip([call("Bash", "tail x.log", error=True)] * 3) == 2
+
+
+def test_a_spinner_frame_alone_is_no_new_screen_step() -> None:
+    """Two spinner frames alternating at 1 Hz (with a timer) are one screen state."""
+    steps: tuple[Step, ...] = ()
+    for n in range(20):
+        frame = "◐◓"[n % 2]
+        steps = add_screen_step(steps, screen_step("busy", f"{frame} waiting for build {n}s"),
+                                50)
+    assert len(steps) == 1 and detect(steps) is None
+    steps = ()
+    for n in range(20):
+        steps = add_screen_step(steps, screen_step("busy", f"{'⠋⠙'[n % 2]} Working… ({n}s)"),
+                                50)
+    assert len(steps) == 1
+
+
+def test_a_repeating_error_line_is_a_failing_step() -> None:
+    """`API Error: 500 · retrying` shown again and again (the screen changing each time) is
+    the same step failing; a countdown on one showing, or the same screen read again, is not
+    a new showing."""
+    error = screen_step("connection_lost", "⎿ API Error: 500 · retrying (attempt 2)")
+    assert error.error and error.label == "connection lost: ⎿ API Error: 500 · retrying " \
+        "(attempt 2)"
+    assert not screen_step("busy", "⠋ Working…").error
+    screens = ["✖ API Error: 500 · retrying\n◐ waiting 0s (esc to stop)",
+               "✖ API Error: 500 · retrying\n✖ API Error: 500 · retrying\n◓ waiting 1s",
+               "✖ API Error: 503 · retrying (attempt 3/10)\n◐ waiting 2s"]
+    lines = [error_line(text) for text in screens]
+    assert lines[0] == lines[1] == "✖ API Error: 500 · retrying"
+    seen = [error_seen(text, line) for text, line in zip(screens, lines, strict=True) if line]
+    assert len(set(seen)) == 3                              # three showings
+    countdown = [f"⎿ API Error: 529 overloaded · retrying in {n}s (attempt 1/10)\n⠋ Working…"
+                 for n in (5, 4, 3)]
+    assert len({error_seen(t, error_line(t) or "") for t in countdown}) == 1
+    assert error_line("● Error: file not found\n" + "output\n" * 8) is None   # scrolled away
+    assert error_line("I fixed the API Error: handler\n⠋ Working…") is None   # prose
+
+
+def test_a_crash_after_a_loop_hold_is_still_resumed() -> None:
+    """A hold for a loop waits on the user for the loop; it never hides a later crash."""
+    from pitcrew.supervisor.core.records import ProcessExited
+    run = Run()
+    run.prompt(at=T0)
+    run.feed(LoopSeen("Bash: pytest -q (error) ×3", screen=busy()), T0 + 60)
+    run.feed(LoopSeen("Bash: pytest -q (error) ×4", persists=True, screen=busy()), T0 + 120)
+    assert run.state.incident is not None and run.state.incident.hold == "looping"
+    crashed = Classification(ScreenState.CRASHED, "fatal: simulated crash")
+    out = run.feed(ProcessExited(run.state.generation, 3, None, crashed), T0 + 180)
+    rows = [a.decision for a in out if isinstance(a, Record)]
+    assert [r.badge for r in rows] == [Badge.SCHEDULED]
+    assert rows[0].trigger == "process exited" and [a for a in out if isinstance(a, Wake)]
+    assert run.state.incident is not None and run.state.incident.phase is Phase.WAITING
+
+
+def test_a_loop_that_persists_while_autopilot_acts_on_a_crash_does_not_hold_over_it() -> None:
+    from pitcrew.supervisor.core.records import ProcessExited
+    run = Run()
+    run.prompt(at=T0)
+    run.feed(LoopSeen("Bash: pytest -q (error) ×3", screen=busy()), T0 + 60)
+    crashed = Classification(ScreenState.CRASHED, "RuntimeError: lost the build")
+    run.feed(ProcessExited(run.state.generation, 3, None, crashed), T0 + 61)
+    out = run.feed(LoopSeen("Bash: pytest -q (error) ×3", persists=True, screen=crashed),
+                   T0 + 62)
+    assert out == () and run.state.incident is not None
+    assert run.state.incident.phase is Phase.WAITING
+
+
+def test_a_repeating_server_error_is_handled_by_its_class() -> None:
+    """SPEC §4's error classes apply to an error that repeats: a 500 waits 30 s before acting,
+    a key error waits for you."""
+    run = Run()
+    run.prompt(at=T0)
+    retrying = Classification(ScreenState.BUSY, "◐ waiting 3s", cause="server_error")
+    out = run.feed(LoopSeen("error: ✖ API Error: 500 · retrying ×3", screen=retrying),
+                   T0 + 60)
+    rows = [a.decision for a in out if isinstance(a, Record)]
+    assert [r.badge for r in rows] == [Badge.LOOPING, Badge.SCHEDULED]
+    assert rows[1].reason == "server error: waiting 30s"
+    run = Run()
+    run.prompt(at=T0)
+    key = Classification(ScreenState.BUSY, "◐ waiting 3s", cause="auth")
+    out = run.feed(LoopSeen("error: ✖ API Error: 401 invalid key ×3", screen=key), T0 + 60)
+    assert run.state.incident is not None and run.state.incident.hold == "login"
+    assert [a for a in out if isinstance(a, Notify)]
 
 
 def busy() -> Classification:

@@ -188,3 +188,110 @@ def test_a_gone_agent_has_no_not_started_clock(tmp_path: Path) -> None:
     s.w.delivered_at = s.clock.mono()
     s.minutes(10)
     assert timed_out(s.fed) == [] and s.diagnosed == []
+
+
+def test_the_same_successful_poll_again_and_again_is_no_loop(tmp_path: Path) -> None:
+    """Polling a background job: the same call, succeeding, 20 times. Work, not a loop."""
+    s = Setup(tmp_path)
+    s.dog.task_started(s.w)
+    for n in range(20):
+        s.tool(n, "sleep 5; tail -n 20 build.log", error=False)
+    s.minutes(2)
+    assert s.diagnosed == [] and s.fed.observations == []
+
+
+def test_spinner_frames_on_a_cli_without_a_transcript_are_no_loop(tmp_path: Path) -> None:
+    """Two frames alternating at 1 Hz, as the observer notes them: one step, no loop."""
+    s = Setup(tmp_path)                         # no session file: no transcript to read
+    s.dog.task_started(s.w)
+    from pitcrew.supervisor.core.loops import add_screen_step
+    for n in range(60):
+        s.w.screen_steps = add_screen_step(
+            s.w.screen_steps, screen_step("busy", f"{'◐◓'[n % 2]} building {n}s"), 50)
+        s.clock.advance(1.0)
+        s.dog.check(s.w)
+    assert s.diagnosed == [] and len(s.w.screen_steps) == 1
+
+
+def error_screen(s: Setup, n: int) -> None:
+    """The CLI prints its retry line once more under the last (a busy screen: it retries by
+    itself), as the observer reads it."""
+    from pitcrew.supervisor.core.loops import add_screen_step
+    from pitcrew.supervisor.core.screen import Classification, ScreenState
+    s.w.screen = Classification(ScreenState.BUSY, f"◐ waiting {n}s (esc to stop)",
+                                cause="server_error")
+    s.w.last_text = "\n".join(["◇ summarise the logs",
+                               *["✖ API Error: 500 · retrying"] * (n + 1),
+                               f"◐ waiting {n}s (esc to stop)"])
+    s.w.screen_steps = add_screen_step(        # what the observer does on each reading
+        s.w.screen_steps, screen_step("busy", s.w.screen.evidence), 50)
+
+
+def test_an_error_line_repeating_with_no_tool_calls_is_a_loop(tmp_path: Path) -> None:
+    """A transcript with no tool calls, and the screen showing "API Error: 500 · retrying"
+    again and again: noticed as a loop of a failing step, long before any timeout."""
+    s = Setup(tmp_path)
+    s.file.write_text('{"type": "session", "id": "x"}\n')
+    s.dog.task_started(s.w)
+    for n in range(3):
+        error_screen(s, n)
+        s.clock.advance(3.0)
+        s.dog.check(s.w)
+    assert s.diagnosed == [{"origin": "loop",
+                            "note": "error: ✖ API Error: 500 · retrying ×3"}]
+    # the same line read again with nothing new on screen is no new step
+    n = len(s.w.error_steps)
+    for _ in range(5):
+        s.clock.advance(3.0)
+        s.dog.check(s.w)
+    assert len(s.w.error_steps) == n == 3
+
+
+def timer(tmp: Path) -> Setup:
+    return Setup(tmp, Config(diagnosis_mode="timer", timeouts=(
+        ("idle", 180.0), ("soft", None), ("hard", None), ("stalled", 900.0))))
+
+
+def test_timer_mode_a_live_spinner_is_no_stall_at_the_idle_timeout(tmp_path: Path) -> None:
+    """Manual timer: a long build whose spinner and timer move (the pane prints every second,
+    nothing else changes) is not quiet at 3 min; only after `stalled` (15 min)."""
+    s = timer(tmp_path)
+    s.dog.task_started(s.w)
+    for _ in range(14 * 60):
+        s.clock.advance(1.0)
+        s.w.last_output = s.clock.mono()        # a spinner frame: output, no progress
+        s.dog.check(s.w)
+    assert s.quiet == []
+    for _ in range(2 * 60):
+        s.clock.advance(1.0)
+        s.w.last_output = s.clock.mono()
+        s.dog.check(s.w)
+    assert s.quiet == [900.0]
+
+
+def test_timer_mode_a_frozen_spinner_is_quiet_at_the_idle_timeout(tmp_path: Path) -> None:
+    s = timer(tmp_path)
+    s.dog.task_started(s.w)
+    s.w.last_output = s.clock.mono()
+    s.minutes(4)
+    assert s.quiet == [180.0]
+    s.w.last_output = s.clock.mono()            # it printed again: the clock re-arms
+    s.minutes(4)
+    assert s.quiet == [180.0, 180.0]
+
+
+def test_a_crash_loop_is_left_to_the_crash_rules_not_the_loop_detector(tmp_path: Path) -> None:
+    """Crash → resume → crash: each crash is an exit (with its own crash-loop rule), so the
+    crashed screens it leaves are no failed steps; its last words are no error line either."""
+    from pitcrew.supervisor.core.screen import Classification, ScreenState
+    s = Setup(tmp_path)
+    s.dog.task_started(s.w)
+    for n in range(4):
+        s.w.screen_steps += (screen_step("busy", "⠋ Working…"),
+                             screen_step("crashed", f"fatal: simulated crash ({n} more)"))
+        s.w.screen = Classification(ScreenState.CRASHED, "Error: simulated crash")
+        s.w.last_text = f"Error: simulated crash ({n} more)\n$ "
+        s.clock.advance(3.0)
+        s.dog.check(s.w)
+        s.w.agent_pid = None if n % 2 else s.w.agent_pid
+    assert s.diagnosed == [] and s.fed.observations == []
