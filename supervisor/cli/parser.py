@@ -103,7 +103,7 @@ def _supervising(sub: _Sub) -> None:
     p.add_argument("--json", action="store_true", help="status as JSON (with what is pending)")
 
     p = sub.add("ledger", "autopilot_cmds:ledger", "Autopilot's most recent decisions",
-                "From the ledger (ledger.jsonl in the data folder), newest last.")
+                "From the ledger (autopilot-ledger.jsonl in the data folder), newest first.")
     p.add_argument("--tail", type=int, default=5, metavar="N", help="how many (default 5)")
     p.add_argument("--json", action="store_true", help="print JSON")
 
