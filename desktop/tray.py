@@ -1,7 +1,7 @@
 """The tray icon and its menu, drawn from the latest `View`.
 
 The icon shows the worst state at a glance (stuck > waiting on you > Autopilot paused >
-all working), in a light or dark variant to match the panel; the tooltip says it in words.
+nothing needs you), in a light or dark variant to match the panel; the tooltip says it in words.
 The menu is rebuilt from the latest view each time it opens.
 """
 
@@ -19,7 +19,7 @@ from pitcrew.desktop.dashboard.style import is_dark
 from pitcrew.supervisor import __version__
 from pitcrew.supervisor.api.view import TerminalView, View
 
-SUMMARY = {"ok": "all working", "attention": "waiting on you", "stuck": "an agent is stuck",
+SUMMARY = {"ok": "nothing needs you", "attention": "waiting on you", "stuck": "an agent is stuck",
            "paused": "Autopilot paused", "idle": "no agents"}
 
 

@@ -75,11 +75,11 @@ def test_the_app_beside_a_running_watcher_shows_the_watchers_agents_autopilot_an
         # what the user sees: the watcher's two agents, Autopilot on, consent given
         qtbot.waitUntil(lambda: len(host.latest.terminals) == 2, timeout=20000)
         qtbot.waitUntil(lambda: tray.icon.toolTip().splitlines() == [    # the tray, as seen
-            "Pitcrew — 2 agents · all working · Autopilot on",
+            "Pitcrew — 2 agents · nothing needs you · Autopilot on",
             f"Shown from {host.holder}; your changes are relayed to it"], timeout=5000)
         tray.rebuild_menu()
         items = [a.text() for a in tray.menu.actions() if a.text()]
-        assert items[0].endswith("— 2 agents · all working · Autopilot on")
+        assert items[0].endswith("— 2 agents · nothing needs you · Autopilot on")
         assert sum(t.startswith("Fake Agent · idle · ") for t in items) == 2, items
         checked = [a.text() for a in tray.menu.actions() if a.isCheckable() and a.isChecked()]
         assert "Autopilot On" in checked

@@ -77,7 +77,7 @@ def test_menu_lists_each_agent_terminal_with_its_state(
         texts = [a.text() for a in tray.menu.actions() if a.text()]
         assert any(t.startswith("Fake Agent · idle · ") for t in texts), texts
         assert "Autopilot Off" in texts and texts[-1] == "Quit Pitcrew"
-        assert tray.icon.toolTip() == "Pitcrew — 1 agent · all working · Autopilot off"
+        assert tray.icon.toolTip() == "Pitcrew — 1 agent · nothing needs you · Autopilot off"
         tmux.type(pane, "login")
         qtbot.waitUntil(lambda: tray.view.terminals[0].state == "login_required",
                         timeout=15000)
