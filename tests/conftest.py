@@ -1,13 +1,19 @@
 """Shared fixtures. Every test gets its own PITCREW_HOME; tmux tests get their own server.
 
+The whole run has a private HOME, XDG dirs, TMPDIR and tmux socket folder (one per xdist
+worker), and fails if it leaves a process running or a file in the real HOME
+(support/isolation.py).
+
 Qt tests run on a real X server: when no DISPLAY is set, a private Xvfb is started for the
-whole run (before any QApplication exists, so Qt picks the xcb platform). Set
+whole run (before any QApplication exists, so Qt picks the xcb platform); each xdist worker
+has its own (a tray host and a notification daemon are one per display). Set
 PITCREW_TEST_REQUIRE_DESKTOP=1 (as scripts/test.sh does) to make a missing desktop piece fail
 the run instead of skipping the tests that need it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 from collections.abc import Iterator
@@ -15,26 +21,40 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import isolation
 from tests.support.desktop import Desktop, Missing
 from tests.support.sshd import RemoteTmuxServer, Sshd, sshd_server
 from tests.support.tmux_server import FAKE_AGENT_DIR, TmuxServer, tmux_server
 
 REPO = Path(__file__).resolve().parent.parent
 _desktop = Desktop()
+_leaks: isolation.Leaks | None = None
+_session: pytest.Session | None = None
 
 
 def _require_desktop() -> bool:
     return os.environ.get("PITCREW_TEST_REQUIRE_DESKTOP") == "1"
 
 
+def _xdist_controller(config: pytest.Config) -> bool:
+    """This process hands tests to xdist workers and runs none itself."""
+    return getattr(config.option, "dist", "no") != "no" and not hasattr(config, "workerinput")
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    global _leaks
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker is None:       # the first process of the run (xdist's workers inherit its folder)
+        _leaks = isolation.Leaks.start(isolation.run_root())
+    isolation.enter(worker or "main")
     # tmux gives a new pane the PATH of the client that asked for it (ignoring `-e PATH`),
     # so the fake agent must be on the test process's own PATH — and Pitcrew, which respawns
     # agents, finds it there too, as it would find a real CLI on a user's PATH.
     os.environ["PATH"] = f"{FAKE_AGENT_DIR}{os.pathsep}{os.environ.get('PATH', '')}"
     os.environ.pop("PITCREW_TMUX_SOCKET", None)
     os.environ.pop("PITCREW_AUTOPILOT", None)
-    if os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"):
+    if os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY") or \
+            _xdist_controller(config):
         return
     try:
         os.environ["DISPLAY"] = _desktop.start_display()
@@ -45,8 +65,28 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    global _session
+    _session = session
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     _desktop.stop()
+    if _leaks is None:
+        return
+    factory = getattr(config, "_tmp_path_factory", None)
+    with contextlib.suppress(Exception):     # where tmp_path folders are (none made: no matter)
+        _leaks.temp_roots = (factory.getbasetemp(),) if factory is not None else ()
+    problems = _leaks.check()
+    if not problems:
+        return
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    write = reporter.write_line if reporter is not None else print
+    write("the test run left things behind (it fails for that):", red=True, bold=True)
+    for line in problems:
+        write(f"  {line}", red=True)
+    if _session is not None and _session.exitstatus == pytest.ExitCode.OK:
+        _session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.fixture(autouse=True)
@@ -125,3 +165,4 @@ def remote(sshd: Sshd, tmp_path: Path) -> Iterator[RemoteTmuxServer]:
         yield server
     finally:
         server.stop()
+

@@ -27,6 +27,8 @@ from pathlib import Path
 
 import psutil
 
+from tests.support import isolation
+from tests.support.tmux_server import kill_trees, socket_processes
 from tests.support.waiting import wait_until
 
 SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
@@ -145,6 +147,7 @@ class RemoteTmuxServer:
     def __init__(self, sshd: Sshd, root: Path) -> None:
         self.sshd = sshd
         self.socket = f"pitcrew-remote-{uuid.uuid4().hex[:10]}"
+        isolation.register_socket(self.socket)
         self.root = root
         self.home = root / "home"
         self.home.mkdir(parents=True, exist_ok=True)
@@ -209,6 +212,11 @@ class RemoteTmuxServer:
                     with contextlib.suppress(psutil.Error):
                         proc.kill()
         self.tmux("kill-server")
+        # the "remote" side is this machine: when sshd is down (a test stopped it) the
+        # server is still reached by its pid
+        if kill_trees(socket_processes(self.socket)):
+            with contextlib.suppress(OSError):
+                (Path(f"/tmp/tmux-{os.getuid()}") / self.socket).unlink()
 
 
 @contextlib.contextmanager
