@@ -27,4 +27,5 @@ say "lint (ruff) and types (mypy)"
 cores=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
 workers=${PITCREW_TEST_WORKERS:-$(( cores * 2 > 4 ? cores * 2 : 4 ))}
 say "tests (pytest, $workers workers)"
-exec "$VENV/bin/python" -m pytest -n "$workers" --dist worksteal "$@"
+# one test at a time to whichever worker is free, the slowest first (tests/conftest.py)
+exec "$VENV/bin/python" -m pytest -n "$workers" --dist load --maxschedchunk 1 "$@"

@@ -65,6 +65,26 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
 
 
+# The slowest first (by path, from `--durations` on this machine): xdist hands tests out one at
+# a time (scripts/test.sh: --dist load --maxschedchunk 1), so a long test drawn last would be
+# the run's tail, alone on one worker while the others are done.
+SLOW_FIRST = ("tests/faults/test_volume.py", "tests/e2e/test_autopilot_e2e.py",
+              "tests/faults/test_kill9.py", "tests/core/test_autopilot_properties.py",
+              "tests/e2e/test_remote_hosts_e2e.py", "tests/e2e/test_toy_autopilot_e2e.py",
+              "tests/e2e/test_diagnosis_e2e.py", "tests/cli/test_team_cli.py", "tests/faults/",
+              "tests/e2e/", "tests/cli/")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+
+    def rank(item: pytest.Item) -> int:
+        return next((i for i, prefix in enumerate(SLOW_FIRST)
+                     if item.nodeid.startswith(prefix)), len(SLOW_FIRST))
+    items.sort(key=rank)
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
     global _session
     _session = session

@@ -213,10 +213,10 @@ class RemoteTmuxServer:
                         proc.kill()
         self.tmux("kill-server")
         # the "remote" side is this machine: when sshd is down (a test stopped it) the
-        # server is still reached by its pid
-        if kill_trees(socket_processes(self.socket)):
-            with contextlib.suppress(OSError):
-                (Path(f"/tmp/tmux-{os.getuid()}") / self.socket).unlink()
+        # server is still reached by its pid; and tmux leaves its socket file behind
+        kill_trees(socket_processes(self.socket))
+        with contextlib.suppress(OSError):
+            (Path(f"/tmp/tmux-{os.getuid()}") / self.socket).unlink()
 
 
 @contextlib.contextmanager
