@@ -102,6 +102,7 @@ class Leaks:
     root: Path
     temp_roots: tuple[Path, ...] = ()
     home_before: set[str] = field(default_factory=set)
+    grace: float = GRACE
 
     @classmethod
     def start(cls, root: Path) -> Leaks:
@@ -136,7 +137,7 @@ class Leaks:
     def check(self) -> list[str]:
         """Every leak as one line (empty: none). Leaked processes are killed, a leaked tmux
         socket file removed; the run's folder is removed when nothing is left running."""
-        deadline = time.monotonic() + GRACE
+        deadline = time.monotonic() + self.grace
         procs = self.processes()
         while procs and time.monotonic() < deadline:
             time.sleep(0.2)
