@@ -68,11 +68,19 @@ def pytest_configure(config: pytest.Config) -> None:
 # The slowest first (by path, from `--durations` on this machine): xdist hands tests out one at
 # a time (scripts/test.sh: --dist load --maxschedchunk 1), so a long test drawn last would be
 # the run's tail, alone on one worker while the others are done.
-SLOW_FIRST = ("tests/faults/test_volume.py", "tests/e2e/test_autopilot_e2e.py",
+SLOW_FIRST = ("tests/faults/test_volume.py", "tests/test_redact.py::test_pathological_input",
+              "tests/test_redact.py::test_work_grows", "tests/e2e/test_autopilot_e2e.py",
               "tests/faults/test_kill9.py", "tests/core/test_autopilot_properties.py",
               "tests/e2e/test_remote_hosts_e2e.py", "tests/e2e/test_toy_autopilot_e2e.py",
               "tests/e2e/test_diagnosis_e2e.py", "tests/cli/test_team_cli.py", "tests/faults/",
               "tests/e2e/", "tests/cli/")
+
+
+# Tests that measure CPU time, or load the machine for minutes, run alone on it: on xdist the
+# other workers wait (support/isolation.py `machine`). First in SLOW_FIRST too.
+ALONE = ("tests/faults/test_volume.py::",
+         "tests/test_redact.py::test_pathological_input_takes_linear_time",
+         "tests/test_redact.py::test_work_grows_linearly_with_the_text")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -107,6 +115,16 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         write(f"  {line}", red=True)
     if _session is not None and _session.exitstatus == pytest.ExitCode.OK:
         _session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.fixture(autouse=True)
+def _machine(request: pytest.FixtureRequest) -> Iterator[None]:
+    """On xdist, a test in ALONE has the machine to itself (before any other fixture starts)."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        yield
+        return
+    with isolation.machine(alone=request.node.nodeid.startswith(ALONE)):
+        yield
 
 
 @pytest.fixture(autouse=True)

@@ -18,11 +18,12 @@ the real HOME, kills what it found and fails the run.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import shutil
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -72,6 +73,20 @@ def enter(worker: str) -> Path:
 def real_home() -> Path:
     """The user's own HOME (for the rare test that needs it: say why)."""
     return Path(os.environ.get(REAL_HOME_VAR) or os.environ.get("HOME") or Path.home())
+
+
+@contextlib.contextmanager
+def machine(alone: bool) -> Iterator[None]:
+    """Hold the machine for one test: shared by any number of tests, or `alone` (a test whose
+    subject is CPU time or volume: the others wait on their xdist workers meanwhile).
+    A turnstile in front (`gate`) lets a waiting lone test in before new shared ones."""
+    root = run_root()
+    with open(root / "gate", "a") as gate, open(root / "machine", "a") as held:
+        fcntl.flock(gate, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
+        if not alone:
+            fcntl.flock(gate, fcntl.LOCK_UN)
+        fcntl.flock(held, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
+        yield                                   # closing the files lets go
 
 
 def tmux_socket_dir() -> Path:
