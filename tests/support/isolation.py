@@ -31,8 +31,10 @@ import psutil
 
 RUN_VAR = "PITCREW_TEST_RUN"    # the run's temporary folder; set once, by the first process
 REAL_HOME_VAR = "PITCREW_TEST_REAL_HOME"   # the HOME the run was started with
-# where programs put a folder of their own under HOME: new entries here count as leaks
-WATCHED = ("", ".config", ".local", ".local/share", ".local/state", ".cache", ".ssh")
+# new entries in the real HOME down to DEPTH levels count as leaks (`~/.fakeagent/sessions/x`),
+# except under folders of tools that write there on their own (on a shared machine)
+DEPTH = 3
+IGNORED = frozenset({".cache/pip", ".npm", ".claude", ".cargo", ".rustup", ".pyenv", ".m2"})
 GRACE = 10.0    # seconds the run's processes get to exit after the last test
 
 
@@ -104,9 +106,17 @@ def register_socket(name: str) -> None:
 
 def _home_entries(home: Path) -> set[str]:
     found: set[str] = set()
-    for sub in WATCHED:
-        with contextlib.suppress(OSError):
-            found |= {os.path.join(sub, name) for name in os.listdir(home / sub)}
+
+    def walk(rel: str, depth: int) -> None:
+        with contextlib.suppress(OSError), os.scandir(home / rel) as entries:
+            for entry in entries:
+                path = os.path.join(rel, entry.name)
+                if path in IGNORED:
+                    continue
+                found.add(path)
+                if depth > 1 and entry.is_dir(follow_symlinks=False):
+                    walk(path, depth - 1)
+    walk("", DEPTH)
     return found
 
 

@@ -53,6 +53,8 @@ class Sshd:
         self.sshd_config = root / "sshd_config"
         self.ssh_config = root / "ssh_config"
         self.known_hosts = root / "known_hosts"
+        self.remote_home = root / "home"
+        self.remote_home.mkdir(exist_ok=True)
         self.proc: subprocess.Popen[bytes] | None = None
         self._keys()
         self._configs()
@@ -75,8 +77,9 @@ class Sshd:
             "PrintMotd no\nMaxSessions 100\nMaxStartups 100\nLogLevel ERROR\n"
             "Subsystem sftp internal-sftp\n"
             # the "remote" user's PATH is the tests' own, fake agents included (as a user's
-            # login PATH holds their CLIs)
-            f"SetEnv PATH={os.environ.get('PATH', '/usr/bin:/bin')}\n")
+            # login PATH holds their CLIs); their HOME is the daemon's folder, not the
+            # account's real one (sshd would give its passwd entry's: the suite's leak)
+            f"SetEnv PATH={os.environ.get('PATH', '/usr/bin:/bin')} HOME={self.remote_home}\n")
         self.ssh_config.write_text(
             f"Host {ALIAS}\n  HostName 127.0.0.1\n  Port {self.port}\n  User {self.user}\n"
             f"  IdentityFile {self.client_key}\n  IdentitiesOnly yes\n"
