@@ -244,6 +244,10 @@ def test_kill_9_in_a_backoff_loses_nothing_and_never_resumes_twice(
     w.wait_for(f"{pane}: idle")
     tmux.type(pane, "crash 3 1")
     w.wait_for("exited (status 3")
+    # the line is printed before the wait is saved: under load, state.json lags it a little
+    saved = home / "state.json"
+    wait_until(lambda: saved.exists() and '"phase": "waiting"' in saved.read_text(), 4,
+               message=lambda: saved.read_text() if saved.exists() else "no state.json")
     os.kill(w.proc.pid, signal.SIGKILL)       # in the middle of the 5 s wait
     w.proc.wait()
     state = json.loads((home / "state.json").read_text())

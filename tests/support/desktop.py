@@ -26,17 +26,32 @@ class Missing(RuntimeError):
 class Desktop:
     def __init__(self) -> None:
         self.procs: list[subprocess.Popen[bytes]] = []
-        self.runtime = Path(tempfile.mkdtemp(prefix="pitcrew-xdg-"))
-        self.runtime.chmod(0o700)
+        self._runtime: Path | None = None
         self.display: str | None = None
         self.bus: str | None = None
         self.tray_started = False
 
-    def _spawn(self, argv: list[str], log: str, **kw: object) -> subprocess.Popen[bytes]:
+    @property
+    def runtime(self) -> Path:
+        """The desktop's own folder (logs, configs, the keyring's runtime dir), made on first
+        use: in the run's TMPDIR (support/isolation.py), not wherever TMPDIR was at import."""
+        if self._runtime is None:
+            self._runtime = Path(tempfile.mkdtemp(prefix="pitcrew-xdg-"))
+            self._runtime.chmod(0o700)
+        return self._runtime
+
+    def _spawn(self, argv: list[str], log: str | None, **kw: object) -> subprocess.Popen[bytes]:
+        """Start a piece that dies with this process even when it is not let to stop them:
+        an xdist worker gets 5 s to exit after its last test, then a SIGINT, and its
+        `pytest_unconfigure` may never run (`setpriv --pdeathsig`, where there is one)."""
         if shutil.which(argv[0]) is None:
             raise Missing(f"{argv[0]} is not installed")
-        out = open(self.runtime / log, "wb")  # noqa: SIM115 - closed when the process dies
-        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, **kw)  # type: ignore[call-overload]
+        if shutil.which("setpriv"):
+            argv = ["setpriv", "--pdeathsig", "TERM", "--", *argv]
+        if log is not None:
+            kw.update(stdout=open(self.runtime / log, "wb"),  # noqa: SIM115 - closed at exit
+                      stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(argv, **kw)  # type: ignore[call-overload]
         self.procs.append(proc)
         return proc
 
@@ -74,15 +89,15 @@ class Desktop:
     def start_bus(self) -> str:
         if self.bus:
             return self.bus
-        if shutil.which("dbus-daemon") is None:
-            raise Missing("dbus-daemon is not installed")
-        out = subprocess.run(
-            ["dbus-daemon", f"--config-file={HERE / 'session-bus.conf'}", "--fork",
-             "--print-address=1", "--print-pid=1"],
-            capture_output=True, text=True, check=True,
-        ).stdout.split("\n")
-        self.bus = out[0].strip()
-        self._bus_pid = int(out[1])
+        proc = self._spawn(["dbus-daemon", f"--config-file={HERE / 'session-bus.conf'}",
+                            "--nofork", "--print-address=1"], None, stdout=subprocess.PIPE,
+                           stderr=open(self.runtime / "dbus.log", "wb"))  # noqa: SIM115
+        assert proc.stdout is not None
+        address = proc.stdout.readline().decode().strip()
+        if not address:
+            raise RuntimeError("dbus-daemon did not start: "
+                               + (self.runtime / "dbus.log").read_text())
+        self.bus = address
         return self.bus
 
     def start_notifications(self) -> dict[str, str]:
@@ -154,7 +169,5 @@ class Desktop:
                 proc.wait(3)
             if proc.poll() is None:
                 proc.kill()
-        if self.bus:
-            with contextlib.suppress(OSError):
-                os.kill(self._bus_pid, 15)
-        shutil.rmtree(self.runtime, ignore_errors=True)
+        if self._runtime is not None:
+            shutil.rmtree(self._runtime, ignore_errors=True)

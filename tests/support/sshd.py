@@ -27,6 +27,8 @@ from pathlib import Path
 
 import psutil
 
+from tests.support import isolation
+from tests.support.tmux_server import kill_trees, socket_processes
 from tests.support.waiting import wait_until
 
 SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
@@ -51,6 +53,8 @@ class Sshd:
         self.sshd_config = root / "sshd_config"
         self.ssh_config = root / "ssh_config"
         self.known_hosts = root / "known_hosts"
+        self.remote_home = root / "home"
+        self.remote_home.mkdir(exist_ok=True)
         self.proc: subprocess.Popen[bytes] | None = None
         self._keys()
         self._configs()
@@ -73,8 +77,9 @@ class Sshd:
             "PrintMotd no\nMaxSessions 100\nMaxStartups 100\nLogLevel ERROR\n"
             "Subsystem sftp internal-sftp\n"
             # the "remote" user's PATH is the tests' own, fake agents included (as a user's
-            # login PATH holds their CLIs)
-            f"SetEnv PATH={os.environ.get('PATH', '/usr/bin:/bin')}\n")
+            # login PATH holds their CLIs); their HOME is the daemon's folder, not the
+            # account's real one (sshd would give its passwd entry's: the suite's leak)
+            f"SetEnv PATH={os.environ.get('PATH', '/usr/bin:/bin')} HOME={self.remote_home}\n")
         self.ssh_config.write_text(
             f"Host {ALIAS}\n  HostName 127.0.0.1\n  Port {self.port}\n  User {self.user}\n"
             f"  IdentityFile {self.client_key}\n  IdentitiesOnly yes\n"
@@ -145,6 +150,7 @@ class RemoteTmuxServer:
     def __init__(self, sshd: Sshd, root: Path) -> None:
         self.sshd = sshd
         self.socket = f"pitcrew-remote-{uuid.uuid4().hex[:10]}"
+        isolation.register_socket(self.socket)
         self.root = root
         self.home = root / "home"
         self.home.mkdir(parents=True, exist_ok=True)
@@ -209,6 +215,11 @@ class RemoteTmuxServer:
                     with contextlib.suppress(psutil.Error):
                         proc.kill()
         self.tmux("kill-server")
+        # the "remote" side is this machine: when sshd is down (a test stopped it) the
+        # server is still reached by its pid; and tmux leaves its socket file behind
+        kill_trees(socket_processes(self.socket))
+        with contextlib.suppress(OSError):
+            (Path(f"/tmp/tmux-{os.getuid()}") / self.socket).unlink()
 
 
 @contextlib.contextmanager

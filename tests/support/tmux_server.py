@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-import os
+import itertools
 import shlex
 import time
 import uuid
@@ -13,6 +13,7 @@ from pathlib import Path
 import psutil
 
 from pitcrew.supervisor.adapters.tmux import PaneInfo, Tmux
+from tests.support import isolation
 from tests.support.waiting import wait_until
 
 FAKE_AGENT_DIR = Path(__file__).resolve().parent.parent / "fake_agent"
@@ -23,6 +24,7 @@ class TmuxServer:
 
     def __init__(self, root: Path) -> None:
         self.name = f"pitcrew-test-{uuid.uuid4().hex[:10]}"
+        isolation.register_socket(self.name)
         self.tmux = Tmux(self.name, config_file="/dev/null", timeout=10)
         self.root = root
         self.home = root / "home"
@@ -107,12 +109,39 @@ class TmuxServer:
                 proc.kill()
         with contextlib.suppress(Exception):
             self.tmux.run("kill-server")
+        # kill-server needs the socket: a server whose socket file is gone (or that did not
+        # answer in time) lives on, and so do its clients (a killed watcher's control client):
+        # every process named after this socket goes, server and clients alike
+        procs += kill_trees(socket_processes(self.name))
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline and any(_running(p) for p in procs):
             time.sleep(0.02)
-        sock = Path(f"/tmp/tmux-{os.getuid()}") / self.name
         with contextlib.suppress(OSError):
-            sock.unlink()
+            (isolation.tmux_socket_dir() / self.name).unlink()
+
+
+def socket_processes(name: str) -> list[psutil.Process]:
+    """Every tmux process for `-L name`: its server (which has the command line of the client
+    that started it) and its clients."""
+    found = []
+    for proc in psutil.process_iter(["name", "cmdline"]):
+        argv = proc.info["cmdline"] or []
+        if (proc.info["name"] or "").startswith("tmux") and any(
+                a == name and b == "-L" for b, a in itertools.pairwise(argv)):
+            found.append(proc)
+    return found
+
+
+def kill_trees(procs: list[psutil.Process]) -> list[psutil.Process]:
+    """SIGKILL each process and everything under it; all of them, to wait on."""
+    trees = []
+    for proc in procs:
+        with contextlib.suppress(psutil.Error):
+            trees += [*proc.children(recursive=True), proc]
+    for proc in trees:
+        with contextlib.suppress(psutil.Error):
+            proc.kill()
+    return trees
 
 
 def _running(proc: psutil.Process) -> bool:
