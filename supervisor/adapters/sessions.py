@@ -107,12 +107,15 @@ def _candidates(store: SessionStore, cfg: Path, home: Path, cwd: str,
 
 def attribute(store: SessionStore, cwd: str, facts: OwnFacts | Callable[[], OwnFacts],
               home: Path | None = None, environ: Mapping[str, str] | None = None,
-              newer_than: float | None = None) -> Attribution:
+              newer_than: float | None = None,
+              taken: frozenset[str] = frozenset()) -> Attribution:
     """The session that is this process's own, by facts first: the file it holds open, the
     id in its argv (passed at launch, or `--resume <id>`), its pid recorded in the file; a
     file that records another pid is another agent's. The newest remaining session counts
     only when no other agent of this CLI runs in `cwd`; otherwise, with two or more left —
-    or one that may be the other agent's — the doubt is named and nothing is attributed."""
+    or one that may be the other agent's — the doubt is named and nothing is attributed.
+    `taken`: the sessions other live agents of this CLI in `cwd` are known to own; when every
+    other agent's session is known, what is left is this one's as if it ran alone."""
     env = os.environ if environ is None else environ
     home = home or Path(env.get("HOME") or Path.home())
     cfg = config_dir(store, home, env)
@@ -135,11 +138,11 @@ def attribute(store: SessionStore, cwd: str, facts: OwnFacts | Callable[[], OwnF
     own = own or [r for r in found if facts.pid in recorded[r.path]]
     if len(own) == 1:
         return Attribution(own[0])
-    left = own or [r for r in found if not recorded[r.path]]
+    left = own or [r for r in found if not recorded[r.path] and r.session_id not in taken]
     if not left:
         return Attribution(None)
-    if not facts.peers:     # the only agent of this CLI here: its newest session (a /clear
-        return Attribution(left[0])   # or /new starts another file; that one is current)
+    if facts.peers <= len(taken):   # alone here, or every other agent's session is known:
+        return Attribution(left[0])   # its newest left (a /clear starts another file)
     return Attribution(None, _doubt(cwd, facts.peers, len(left)))
 
 

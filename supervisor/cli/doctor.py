@@ -71,7 +71,10 @@ def _log(ctx: AppContext) -> Check:
     """Where to look when something went wrong (not in the data folder: with platformdirs
     it is the per-user state/log folder; with PITCREW_HOME, its logs/ folder)."""
     path = ctx.paths.log_file
-    if not os.access(path if path.exists() else path.parent, os.W_OK):
+    there = path          # the log opens at its first record: its folder may not exist yet
+    while not there.exists() and there.parent != there:
+        there = there.parent
+    if not os.access(there, os.W_OK):
         return Check("log file", "warn", f"{path} cannot be written; Pitcrew logs nothing")
     return Check("log file", "ok", str(path))
 

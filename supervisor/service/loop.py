@@ -213,9 +213,11 @@ class Supervisor:
                                  tmux.pane, tmux.kill_pane, self.close_dead_pane,
                                  processes.shell_at_prompt,
                                  lambda key: key in self.effects.pending_enter,
-                                 lambda w: self.hosts.session_of(w, session_of))
+                                 lambda w: self.hosts.session_of(
+                                     w, lambda w: session_of(w, self.taken_by_others(w))))
         self.watchdog = Watchdog(clock, config, self.seats.seat_of, self.autopilot.feed,
-                                 self.observer.went_quiet, self.diagnoses.start, session_file,
+                                 self.observer.went_quiet, self.diagnoses.start,
+                                 lambda w: session_file(w, self.taken_by_others(w)),
                                  transcripts.read_steps, transcripts.size_of,
                                  scale=self.policy.time_scale)
         self.autopilot.task_started = self.watchdog.task_started
@@ -249,6 +251,13 @@ class Supervisor:
         alive = parts[2] if parts is not None else (lambda pid, started: True)
         return (pane is not None and not pane.dead and w.agent_pid is not None
                 and alive(w.agent_pid, w.agent_started))
+
+    def taken_by_others(self, w: Watched) -> frozenset[str]:
+        """The sessions the other live agents of `w`'s CLI in its folder are known to own: a
+        fact that leaves `w` the one session left (a rerun beside a running agent)."""
+        return frozenset(o.state.session_id for o in self.watched.values()
+                         if o is not w and o.agent_pid is not None and o.cwd == w.cwd
+                         and o.provider.name == w.provider.name and o.state.session_id)
 
     def pane_there(self, key: str) -> bool:
         """Whether the terminal's pane is listed on its tmux server (no answer: assume so)."""

@@ -124,19 +124,21 @@ def answered(before: str, now: str) -> bool:
     return len(set(now.split("\n")) - set(before.split("\n"))) >= ANSWER_LINES
 
 
-def session_of(w: Watched) -> str | None:
+def session_of(w: Watched, taken: frozenset[str] = frozenset()) -> str | None:
     """The agent's session id from the CLI's own files (its HOME and config-dir variables)."""
-    ref = session_ref(w)
+    ref = session_ref(w, taken)
     return ref.session_id if ref else w.state.session_id
 
 
-def session_file(w: Watched) -> str | None:
+def session_file(w: Watched, taken: frozenset[str] = frozenset()) -> str | None:
     """The agent's session file (its transcript), if the CLI keeps one Pitcrew can find."""
-    ref = session_ref(w)
+    ref = session_ref(w, taken)
     return ref.path if ref else None
 
 
-def session_ref(w: Watched) -> sessions.SessionRef | None:
+def session_ref(w: Watched, taken: frozenset[str] = frozenset()) -> sessions.SessionRef | None:
+    """This agent's session by facts; `taken`: the sessions of the other live agents of its
+    CLI in its folder, known to be theirs (see `sessions.attribute`)."""
     env = processes.environ(w.agent_pid) if w.agent_pid else {}
     if not env and w.launch is not None:
         env = dict(w.launch.env)     # the agent is gone: its environment as it was
@@ -144,7 +146,8 @@ def session_ref(w: Watched) -> sessions.SessionRef | None:
     pid = w.agent_pid or max(w.pid_generation, key=w.pid_generation.__getitem__, default=None)
     found = sessions.attribute(w.provider.sessions, w.cwd,
                                lambda: ownership.own_facts(pid, w.provider.process, w.cwd),
-                               home=home, environ=env or None, newer_than=w.agent_started)
+                               home=home, environ=env or None, newer_than=w.agent_started,
+                               taken=taken)
     w.session_doubt = found.doubt   # two agents of this CLI here, and no fact says which
     return found.ref
 

@@ -208,3 +208,22 @@ def test_with_no_fact_and_another_agent_here_nothing_is_guessed(tmp_path: Path) 
     jsonl(folder / "bbb.jsonl", {"cwd": cwd}, {"pid": 8}, mtime=2001)
     mine = attribute(CLAUDE, cwd, OwnFacts(7), home=tmp_path, environ={})
     assert mine.ref is not None and mine.ref.session_id == "aaa"
+
+
+def test_when_every_other_agents_session_is_known_the_one_left_is_this_ones(
+        tmp_path: Path) -> None:
+    """A rerun beside a running agent: the running one's session is pinned, so the newest of
+    the others is the new agent's — even when the running one wrote last."""
+    from pitcrew.supervisor.adapters.ownership import OwnFacts
+    from pitcrew.supervisor.adapters.sessions import attribute
+    cwd = "/work/api"
+    folder = tmp_path / ".claude/projects/-work-api"
+    jsonl(folder / "new.jsonl", {"cwd": cwd}, mtime=2000)
+    jsonl(folder / "old.jsonl", {"cwd": cwd}, mtime=2001)   # the running agent wrote last
+    found = attribute(CLAUDE, cwd, OwnFacts(7, peers=1), home=tmp_path, environ={},
+                      taken=frozenset({"old"}))
+    assert found.ref is not None and found.ref.session_id == "new" and found.doubt is None
+    # two others, one of them unknown: still a doubt
+    two = attribute(CLAUDE, cwd, OwnFacts(7, peers=2), home=tmp_path, environ={},
+                    taken=frozenset({"old"}))
+    assert two.ref is None and two.doubt is not None

@@ -28,9 +28,10 @@ def home(pitcrew_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     providers.mkdir(exist_ok=True)
     text = (TOY_DIR / "toyagent.toml").read_text()
     # its input line, as a user who read the README declares it: the glyph, then the text
-    text = text.replace("[screen.markers]", "[screen]\ninput = ['^zorp ❯(?: (?P<text>.*))?$']"
-                        "\nturn = ['^zorp ❯ \\S']\n\n[screen.markers]")
+    text = text.replace("[screen]\n", "[screen]\ninput = ['^zorp ❯(?: (?P<text>.*))?$']"
+                        "\nturn = ['^zorp ❯ \\S']\n", 1)
     text = text.replace("idle = ['^▸\\s*$']", "idle = ['^zorp ❯\\s*$']")
+    assert "input = " in text, "toyagent.toml has no [screen] table to extend"
     (providers / "toyagent.toml").write_text(text)
     (pitcrew_home / "config.toml").write_text("[autopilot]\nenabled = true\n")
     yield pitcrew_home
