@@ -13,6 +13,7 @@ from pitcrew.supervisor.cli import host_cmds
 from pitcrew.supervisor.cli.autopilot_cmds import _state_command, lock_for
 from pitcrew.supervisor.cli.host_cmds import remote_key
 from pitcrew.supervisor.core.errors import PitcrewError
+from pitcrew.supervisor.core.plain_text import one_line, refusal
 from pitcrew.supervisor.core.seats import parse_choice
 from pitcrew.supervisor.service.app_context import AppContext, load_context
 from pitcrew.supervisor.service.scan import (
@@ -30,9 +31,11 @@ def send(args: argparse.Namespace) -> int:
     watcher matches keys, so a tmux target it could not match never reaches it. A terminal
     that is not there is an error unless `--wait` asks to queue for it."""
     ctx = load_context(args.tmux_socket)
-    text = " ".join(args.text).strip()
+    text = one_line(" ".join(args.text))
     if not text:
         raise PitcrewError("nothing to send")
+    if (why := refusal(text)) is not None:     # typed, it would be a key (SPEC §7)
+        raise PitcrewError(f"{why}; nothing queued")
     try:
         key = resolve_ref(ctx, args.terminal)
         shown = args.terminal

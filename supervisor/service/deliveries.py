@@ -28,6 +28,7 @@ from pitcrew.supervisor.core.delivery import (
     stale,
     step,
 )
+from pitcrew.supervisor.core.plain_text import one_line, visible
 from pitcrew.supervisor.core.policy import RestartPolicy
 from pitcrew.supervisor.core.records import Badge, Decision
 from pitcrew.supervisor.core.screen import ScreenState
@@ -101,7 +102,9 @@ class Deliveries:
         if key is None:
             log.warning("cannot send to %s: no such agent terminal", terminal)
             return None
-        text = " ".join(text.split())[:MAX_TEXT]   # one line: a newline would submit early
+        # one line (a newline would submit early), and text, not keys: a control character
+        # in a prompt it was built from is typed as its visible escape (SPEC §7)
+        text = visible(one_line(text))[:MAX_TEXT]
         if not text:
             return None
         did = delivery_id or uuid.uuid4().hex[:12]

@@ -330,3 +330,12 @@ def test_an_agent_that_exited_keeps_its_message_for_the_next_one_in_its_pane() -
     del rig.watched[w.key]                                   # not watched, pane still listed
     rig.run_for(RETRY_EVERY + 1, tick=0.5)
     assert d.id in rig.deliveries.items and _skipped(rig) == []
+
+
+def test_a_control_character_in_a_queued_text_is_typed_as_its_visible_escape() -> None:
+    """A brief or rerun prompt is built from what Pitcrew read: text, never keys."""
+    rig = Rig()
+    rig.terminal()
+    d = rig.deliveries.queue("%1", "\x04rm -rf x\x1b[2J\n\tnow", kind="brief")
+    assert d is not None and d.text == "\\x04rm -rf x\\x1b[2J now"
+    assert rig.tmux.typed_into("%1") == ["\\x04rm -rf x\\x1b[2J now"]
