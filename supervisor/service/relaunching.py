@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from pitcrew.supervisor.adapters.processes import SHELLS, LaunchContext, LaunchStyle, resume_argv
+from pitcrew.supervisor.core.errors import NotTyped
 from pitcrew.supervisor.core.records import Relaunch
 from pitcrew.supervisor.service.ports import TmuxPort
 from pitcrew.supervisor.service.watched import Watched
@@ -102,7 +103,10 @@ class Relauncher:
 
     def _type(self, w: Watched, argv: Sequence[str]) -> Result:
         command = shlex.join(argv)
-        self.type_line(w, command, "the resume command")
+        try:
+            self.type_line(w, command, "the resume command")
+        except NotTyped as exc:     # a person is in that pane (copy mode): as a busy shell
+            return Result(Outcome.SHELL_BUSY, f"nothing typed: {exc}")
         # what the old process left above the command is history now (its start only: a
         # shell may wrap a long line with a hard line break)
         w.screen_from = command[:MARKER_CHARS]

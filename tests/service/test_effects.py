@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from pitcrew.supervisor.adapters.processes import LaunchContext, LaunchStyle
@@ -270,3 +272,26 @@ def test_a_line_typed_before_a_kill_gets_its_enter_after_the_restart_only_if_sti
     assert after.tmux.enters("%1") == 0                  # deliveries press their own Enter
     after.effects.finish_typed({"test:%1": 7})           # a saved entry of the wrong shape
     after.effects.finish_typed(["not", "a", "table"])
+
+
+def test_a_pane_in_copy_mode_gets_no_resume_command_and_the_core_is_told() -> None:
+    rig = Rig()
+    w = rig.terminal()
+    w.launch = shell_launch()
+    rig.procs.alive.add(777)
+    rig.tmux.panes["%1"] = dataclasses.replace(rig.tmux.panes["%1"], in_mode=True)
+    rig.effects.run(w, relaunch(("fakeagent", "--resume", "s1")))
+    assert rig.tmux.typed == [] and rig.tmux.respawned == []
+    [report] = rig.posted
+    assert isinstance(report, Report) and isinstance(report.observation, RelaunchRefused)
+    assert report.observation.busy and "copy mode" in report.observation.reason
+
+
+def test_no_continue_is_typed_into_a_pane_in_copy_mode() -> None:
+    rig = Rig()
+    w = rig.terminal()
+    rig.tmux.panes["%1"] = dataclasses.replace(rig.tmux.panes["%1"], in_mode=True)
+    rig.effects.run(w, CONTINUE_TEXT)
+    assert rig.tmux.typed == []
+    [row] = rig.ledger.rows
+    assert row.badge is Badge.SKIPPED and "copy mode" in row.reason
