@@ -53,3 +53,20 @@ def refusal(text: str) -> str | None:
         return None
     return ("the text holds a control character (" + ", ".join(map(escaped, found[:5]))
             + "), which a terminal takes as a key, not text")
+
+
+# how shell prompts end (bash/sh `$ `/`# `, zsh `% `, starship/pure `❯ `, oh-my-zsh's
+# `➜  api git:(main) `, `[user@host dir]$ `)
+PROMPT_MARKS = ("$", "#", "%", ">", "❯", "➜", "→", "»", "λ", "›", "▸", ":", ")", "]")
+
+
+def empty_command_line(row: str, cursor_x: int) -> bool:
+    """Whether the shell's command line on `row` (the cursor's row) is empty: the text before
+    the cursor ends with a prompt mark and a space (`user@host:~/dir$ `, `% `, `❯ `,
+    `git:(main) `) and no
+    text starts at the cursor (a right-hand prompt further right is not typed text). A line
+    the user has typed on (`$ ls -la`) is not empty; neither is a prompt this cannot tell,
+    so nothing is typed after it (the user is told instead)."""
+    before, after = row[:cursor_x], row[cursor_x:]
+    return (before.endswith(" ") and before.rstrip().endswith(PROMPT_MARKS)
+            and not after[:1].strip())

@@ -16,6 +16,7 @@ import logging
 from collections.abc import Callable
 
 from pitcrew.supervisor.adapters.notifier import Message
+from pitcrew.supervisor.core.classifier import input_text
 from pitcrew.supervisor.core.delivery import Delivery, Do, Step
 from pitcrew.supervisor.core.errors import NotTyped, TmuxError
 from pitcrew.supervisor.core.records import (
@@ -116,6 +117,11 @@ class Effects:
         if not reading.alive or state in UNSAFE_TO_TYPE or (
                 state is ScreenState.BUSY and not busy_ok):
             self.skip(w, f"did not type: the screen shows {state.value}")
+            return
+        if (box := input_text(reading.text, w.provider.screen)).strip():
+            # typed ahead (while it works, too): Pitcrew's text would join it and be sent with it
+            self.skip(w, f"did not type the {action.kind.value.replace('_', '-')} message: "
+                      f"the input box holds text someone typed ({box.strip()[:40]!r})")
             return
         self.type_line(w, action.text, action.kind.value)
         w.typed_at, w.typed_text = self.clock.mono(), action.text

@@ -25,8 +25,10 @@ from dataclasses import dataclass
 
 from pitcrew.supervisor.adapters.processes import SHELLS, LaunchContext, LaunchStyle, resume_argv
 from pitcrew.supervisor.core.errors import NotTyped
+from pitcrew.supervisor.core.plain_text import empty_command_line
 from pitcrew.supervisor.core.records import Relaunch
 from pitcrew.supervisor.service.ports import TmuxPort
+from pitcrew.supervisor.service.reading import cursor_line
 from pitcrew.supervisor.service.watched import Watched
 
 log = logging.getLogger("pitcrew")
@@ -103,6 +105,8 @@ class Relauncher:
 
     def _type(self, w: Watched, argv: Sequence[str]) -> Result:
         command = shlex.join(argv)
+        if (why := self._line_taken(w)) is not None:
+            return Result(Outcome.SHELL_BUSY, why)
         try:
             self.type_line(w, command, "the resume command")
         except NotTyped as exc:     # a person is in that pane (copy mode): as a busy shell
@@ -112,3 +116,17 @@ class Relauncher:
         w.screen_from = command[:MARKER_CHARS]
         log.info("%s: typed the resume command at the shell: %s", w.key, shlex.join(argv))
         return Result(Outcome.STARTED)
+
+    def _line_taken(self, w: Watched) -> str | None:
+        """Why the shell's command line is not empty (None: it is): typed after what a
+        person left there, the resume command would run as part of their line."""
+        snap = self.tmux.snapshot(w.pane_id)
+        if snap is None:
+            return None     # the pane went: typing fails on its own
+        pane, text = snap
+        row = cursor_line(text, pane)
+        line = text.split("\n")[row] if row is not None else ""
+        if row is not None and empty_command_line(line, pane.cursor_x):
+            return None
+        return (f"the shell's command line is not empty ({line.strip()[-60:]!r}): "
+                "nothing typed after what is there")

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from pitcrew.supervisor.core.plain_text import controls, one_line, refusal, visible
+from pitcrew.supervisor.core.plain_text import (
+    controls,
+    empty_command_line,
+    one_line,
+    refusal,
+    visible,
+)
 
 
 @pytest.mark.parametrize("char", ["\x00", "\x03", "\x04", "\x15", "\x1b", "\x1c", "\x1f",
@@ -34,3 +40,19 @@ def test_an_escape_sequence_is_shown_whole_and_named_once() -> None:
     assert refusal("\x1b[31m\x1b[0m\x04") == (
         "the text holds a control character (\\x1b, \\x04), which a terminal takes as a "
         "key, not text")
+
+
+@pytest.mark.parametrize(("row", "empty"), [
+    ("me@box:~/proj$ ", True), ("$ ", True), ("host% ", True), ("root@x:/# ", True),
+    ("❯ ", True), ("(venv) ➜  api git:(main) ", True), ("[me@box api]$ ", True),
+    ("me@box:~/proj$ ls", False),
+    ("me@box:~/proj$", False), ("no prompt here ", False),
+    ("❯                                    12:01:33", True),       # a right-hand prompt
+])
+def test_an_empty_command_line_is_a_prompt_mark_then_the_cursor(row: str, empty: bool) -> None:
+    cursor = len(row) if not row.endswith("12:01:33") else 2
+    assert empty_command_line(row, cursor) is empty
+
+
+def test_text_at_the_cursor_is_typed_text_even_after_a_prompt() -> None:
+    assert not empty_command_line("$ echo mine", 2)     # the cursor moved to the line's start
