@@ -80,8 +80,10 @@ def rerun(args: argparse.Namespace) -> int:
                            "watch`); nothing rerun")
     _state_command(ctx, Rerun(key), queue_only=True)
     print(f"Rerun asked for {args.terminal} ({key}): the same agent starts in a fresh session "
-          "(in that pane if the agent has exited, else in a new window) and gets the task's "
-          "prompt again. `pitcrew ledger` shows the Rerun row with both session ids.")
+          "(in that pane if the agent has exited, else in a new window) and gets its task's "
+          "prompt again, if Pitcrew knows one; one rerun at a time. `pitcrew ledger` shows "
+          "what was done: the Rerun row (both session ids, and whether the prompt was sent), "
+          "or why nothing was.")
     return 0
 
 

@@ -69,6 +69,7 @@ class Watched:
     loop_mark: int = 0                    # steps seen when the loop was first diagnosed
     loop_checked: float = 0.0
     limit_seen: tuple[str, dt.datetime] | None = None   # a limit line, when it first appeared
+    last_task: str = ""           # the newest task's prompt, kept after it finished (a rerun)
 
     def note_state(self, state: str, now: float) -> None:
         """Remember a change of state for the dashboard's timeline (the last 6 hours)."""
