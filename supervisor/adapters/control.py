@@ -1,8 +1,14 @@
 """Learning about output and new panes from tmux itself, at no cost while nothing happens.
 
-One read-only control-mode client (`tmux -C attach -r -f ignore-size,read-only`) per tmux
-session. The client never sends a key and never changes a window's size; the only command it
-sends is its own format subscription. What it reports (`emit`):
+One control-mode client (`tmux -C attach -f ignore-size`) per tmux session. The client never
+sends a key and never changes a window's size; the only command it sends is its own format
+subscription. It is *not* read-only, on purpose: a command the user runs from a shell
+(`tmux send-keys -t %3 q` to a pane in copy mode) acts on tmux's "best client" — the one
+with the newest activity, and a client that never types keeps its start time as its
+activity, so Pitcrew's, started after the user attached, is that client. A key bound in
+copy mode, sent through a read-only client, fails with "client is read-only" (tmux 3.3a
+`key_bindings_dispatch`); through this one it runs, as it would without Pitcrew.
+What it reports (`emit`):
 
 * `Output(pane)` when a pane printed. Coalesced per pane (at most one event per `coalesce`
   seconds, and always one after the last output of a burst, so the screen a burst ends on is
@@ -144,8 +150,7 @@ class ControlClient(threading.Thread):
         return [*self.tmux._base(), *self.attach_args()]
 
     def attach_args(self) -> list[str]:
-        return ["-C", "attach-session", "-E", "-r", "-f", "ignore-size,read-only",
-                "-t", f"={self.session}"]
+        return ["-C", "attach-session", "-E", "-f", "ignore-size", "-t", f"={self.session}"]
 
     def _where(self) -> str:
         return ""

@@ -313,7 +313,7 @@ class RemoteTmux(Tmux):
 
 
 class RemoteControlClient(ControlClient):
-    """The read-only control-mode client of one remote session, over the host's link. What
+    """The control-mode client of one remote session, over the host's link. What
     it reports carries the host's pane ids (`gpu1:%3`)."""
 
     def __init__(self, tmux: RemoteTmux, session: str, emit: Callable[[object], None],

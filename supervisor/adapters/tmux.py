@@ -23,7 +23,8 @@ Contract
 * The server's identity is its socket, pid and start time (`#{socket_path}`, `#{pid}`,
   `#{start_time}`): pane ids start again at %0 on a restarted server, its pid and start do not.
 * Text is typed with `send-keys -l` (literal: `;`, `{}`, `$(…)` arrive as typed); keys such as
-  `Enter` are sent separately and only when asked for.
+  `Enter` are sent separately and only when asked for. `-l` does not make a control character
+  text: `\x04` still reaches the program as Ctrl-D, so `send_text` refuses any.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from pitcrew.supervisor.core.errors import TmuxError, TmuxNotFound, TmuxTimeout
+from pitcrew.supervisor.core.plain_text import refusal
 
 log = logging.getLogger(__name__)
 
@@ -323,7 +325,10 @@ class Tmux:
     # -- writes ------------------------------------------------------------------------
 
     def send_text(self, pane_id: str, text: str) -> None:
-        """Type `text` literally. Never presses Enter."""
+        """Type `text` literally. Never presses Enter. Text with a control character is
+        refused (TmuxError), never typed: in a terminal it is a key (core/plain_text.py)."""
+        if (why := refusal(text)) is not None:
+            raise TmuxError(f"did not type into {pane_id}: {why}")
         if text:
             self._write("send-keys", "-t", pane_id, "-l", text)
 

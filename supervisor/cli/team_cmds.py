@@ -14,6 +14,7 @@ from pitcrew.supervisor.cli.autopilot_cmds import _state_command, lock_for
 from pitcrew.supervisor.cli.host_cmds import remote_key
 from pitcrew.supervisor.core.delivery import MAX_TEXT
 from pitcrew.supervisor.core.errors import PitcrewError
+from pitcrew.supervisor.core.plain_text import one_line, refusal
 from pitcrew.supervisor.core.seats import parse_choice
 from pitcrew.supervisor.service.app_context import AppContext, load_context
 from pitcrew.supervisor.service.scan import (
@@ -31,7 +32,7 @@ def send(args: argparse.Namespace) -> int:
     watcher matches keys, so a tmux target it could not match never reaches it. A terminal
     that is not there is an error unless `--wait` asks to queue for it."""
     ctx = load_context(args.tmux_socket)
-    text = " ".join(args.text).strip()
+    text = one_line(" ".join(args.text))
     if not text:
         raise PitcrewError("nothing to send")
     typed = len(" ".join(text.split()))   # as it will be typed: one line, spaces collapsed
@@ -42,6 +43,8 @@ def send(args: argparse.Namespace) -> int:
         text.encode("utf-8")      # bytes that are no text arrive as lone surrogates
     except UnicodeEncodeError:
         raise PitcrewError("TEXT is not valid UTF-8 text; nothing sent") from None
+    if (why := refusal(text)) is not None:     # typed, it would be a key (SPEC §7)
+        raise PitcrewError(f"{why}; nothing queued")
     try:
         key = resolve_ref(ctx, args.terminal)
         shown = args.terminal
@@ -86,8 +89,10 @@ def rerun(args: argparse.Namespace) -> int:
                            "watch`); nothing rerun")
     _state_command(ctx, Rerun(key), queue_only=True)
     print(f"Rerun asked for {args.terminal} ({key}): the same agent starts in a fresh session "
-          "(in that pane if the agent has exited, else in a new window) and gets the task's "
-          "prompt again. `pitcrew ledger` shows the Rerun row with both session ids.")
+          "(in that pane if the agent has exited, else in a new window) and gets its task's "
+          "prompt again, if Pitcrew knows one; one rerun at a time. `pitcrew ledger` shows "
+          "what was done: the Rerun row (both session ids, and whether the prompt was sent), "
+          "or why nothing was.")
     return 0
 
 

@@ -190,6 +190,14 @@ def _on_screen(plan: recovery.Plan, obs: ScreenSeen) -> None:
         _health(plan, HealthEvent.SEEN_WORKING)
     if incident is not None and incident.phase is Phase.ASKING:
         plan.ask_to_continue(obs.screen)
+    elif (obs.alive and obs.screen.state is ScreenState.RATE_LIMIT and plan.state.task
+          and plan.ctx.mode is not Mode.OFF
+          and (incident is None or (incident.phase is Phase.WATCHING
+                                    and not plan.stale_limit(obs.screen)))):
+        # a limit is handled the moment it shows (its reset read then), not once the task
+        # has been quiet for the idle timeout: nothing the agent does will end it sooner
+        plan.failure(trigger="usage limit", reason="the agent shows a usage limit",
+                     screen=obs.screen, alive=True)
 
 
 ACTING = frozenset({Phase.WAITING, Phase.CONFIRMING, Phase.ASKING})

@@ -140,6 +140,13 @@ def step(d: Delivery, seen: Seen, now: float, every: float = RETRY_EVERY,
     return _failed(d, now, every)                 # not ready: busy, a draft, a dialog, dead
 
 
+def untyped(d: Delivery, now: float, every: float = RETRY_EVERY
+            ) -> tuple[Delivery, tuple[Step, ...]]:
+    """`step` said to type (or press Enter on) `d`, and the shell could not: the pane was in
+    copy mode, or went. A failed attempt like any other, retried at the next interval."""
+    return _failed(replace(d, status=Status.PENDING), now, every)
+
+
 def _typed(d: Delivery, now: float, how: Do, every: float) -> tuple[Delivery, tuple[Step, ...]]:
     return (replace(d, status=Status.TYPED, typed_at=now),
             (Step(how), Step(Do.WAKE, now + CONFIRM_POLL)))

@@ -31,3 +31,8 @@ class TmuxNotFound(TmuxError):
 class TmuxTimeout(TmuxError):
     """tmux did not answer in time (hung): what it would have said is unknown — not "no
     server", not "no pane"."""
+
+
+class NotTyped(TmuxError):
+    """Nothing was typed: the pane may not be typed into now (gone, or in copy mode, where
+    every key is a copy-mode command)."""

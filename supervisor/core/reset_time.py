@@ -10,7 +10,14 @@ Agent CLIs state a usage limit's reset in many shapes; peers shipped bugs in eac
 2. A wall-clock time (`resets 2:30am (Europe/Paris)`, `try again at 3:45 PM`) is built *in the
    zone the text names* — or the machine's zone when it names none — on today's date in that
    zone; when that instant is not after `now`, the next day's date is used (re-resolved, so DST
-   is right). A date without a year takes this year, or the next one when it is long past.
+   is right) — unless it passed at most JUST_PASSED ago: CLIs print the minute only (a reset
+   at 14:01:40 reads "2:01pm" until 14:02) and a line is read a moment after it appears, so
+   a time just behind `now` is that moment, already come (a wait of none), not tomorrow's.
+   Longer past is the next day: Claude Code shows "resets 10pm" at 11pm for tomorrow's 10pm
+   (tests/fixtures/screens/reported/claude/rate_limit__limit_no_zone_rollover). `now` is
+   when the line first appeared (SPEC §7; service/watched.py keeps that moment), so a line
+   shown before its reset and read after it resolves to today's, already passed, instant.
+   A date without a year takes this year, or the next one when it is long past.
 3. A relative time (`try again in 4 days 6 hours`) counts from `now`, the moment the screen was
    captured — never from when it happens to be parsed.
 4. `Retrying in 12 seconds…` and `retry-after: 30` are the CLI's (or server's) own retry delay:
@@ -39,6 +46,7 @@ _UNIT_SECONDS = {
     "w": 604800, "week": 604800, "weeks": 604800,
 }
 _ZONE_ALIASES = {"utc": "UTC", "gmt": "UTC", "z": "UTC"}
+JUST_PASSED = dt.timedelta(minutes=5)   # a clock time this recently past has come (rule 2)
 # Portuguese and Spanish month abbreviations, as Codex prints them in those locales
 _MONTHS_PT_ES = {
     "jan": 1, "ene": 1, "fev": 2, "feb": 2, "mar": 3, "abr": 4, "mai": 5, "may": 5, "jun": 6,
@@ -224,10 +232,11 @@ def _absolute(m: re.Match[str], now: dt.datetime, local: dt.tzinfo) -> dt.dateti
         if not m.group("year") and when < now - dt.timedelta(days=180):
             when = _at(dt.date(year + 1, month, int(m.group("day"))), hour, minute, zone)
         return when
-    when = _at(today, hour, minute, zone)
-    if when <= now:
-        when = _at(today + dt.timedelta(days=1), hour, minute, zone)
-    return when
+    days = [_at(today + dt.timedelta(days=d), hour, minute, zone) for d in (-1, 0, 1)]
+    passed = [when for when in days if now - JUST_PASSED <= when <= now]
+    if passed:
+        return passed[-1]     # just passed (yesterday's, a little after midnight there)
+    return next(when for when in days if when > now)
 
 
 def _at(day: dt.date, hour: int, minute: int, zone: dt.tzinfo) -> dt.datetime:

@@ -107,6 +107,8 @@ class AutopilotService:
             if len(self.held) < MAX_HELD:
                 self.held.append((w.key, obs))
             return ()
+        if w.state.task:
+            w.last_task = w.state.task   # what a rerun sends again once the task is over
         self.run(w, actions)
         if actions or w.state != before:
             self.changed()

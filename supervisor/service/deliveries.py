@@ -27,7 +27,9 @@ from pitcrew.supervisor.core.delivery import (
     Status,
     stale,
     step,
+    untyped,
 )
+from pitcrew.supervisor.core.plain_text import one_line, visible
 from pitcrew.supervisor.core.policy import RestartPolicy
 from pitcrew.supervisor.core.records import Badge, Decision
 from pitcrew.supervisor.core.screen import ScreenState
@@ -101,7 +103,9 @@ class Deliveries:
         if key is None:
             log.warning("cannot send to %s: no such agent terminal", terminal)
             return None
-        text = " ".join(text.split())[:MAX_TEXT]   # one line: a newline would submit early
+        # one line (a newline would submit early), and text, not keys: a control character
+        # in a prompt it was built from is typed as its visible escape (SPEC §7)
+        text = visible(one_line(text))[:MAX_TEXT]
         if not text:
             return None
         did = delivery_id or uuid.uuid4().hex[:12]
@@ -182,7 +186,11 @@ class Deliveries:
             self.items[d.id] = d   # not written down, not done: tried again at the next sweep
             return
         # (saved before typing: a crash after it must not type it again)
-        self.effects.deliver(w, new, steps)
+        if not self.effects.deliver(w, new, steps) and new.status is Status.TYPED:
+            # nothing typed after all (the pane is in copy mode, or went): a failed attempt
+            self.items[d.id], steps = untyped(d, self.clock.wall(), every)
+            self.persist()
+            self.effects.deliver(w, self.items[d.id], steps)
 
     def drop(self, d: Delivery, w: Watched | None, why: str) -> None:
         """Never typed: said in the log and the ledger (a Skipped row with its text)."""

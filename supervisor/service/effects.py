@@ -2,7 +2,9 @@
 delivery, against the world (tmux, the ledger, the notification gate, the scheduler).
 
 Before typing anything, the screen is read once more: if the input box is not empty, or a
-question or picker is up, nothing is typed and the decision is recorded as skipped. Text and
+question or picker is up, nothing is typed and the decision is recorded as skipped. Nothing
+is typed, and no Enter pressed, into a pane in copy mode (or another tmux mode): there each
+key is a copy-mode command (`q` leaves it, Enter copies), never text for the agent. Text and
 Enter are sent separately, a moment apart (some CLIs take an Enter that arrives with a paste
 as a newline): the Enter is a scheduled `PressEnter` event, so the loop never sleeps. Waits
 (`Wake`, a delivery's next look) are scheduler jobs that post an event back to the loop.
@@ -14,8 +16,9 @@ import logging
 from collections.abc import Callable
 
 from pitcrew.supervisor.adapters.notifier import Message
+from pitcrew.supervisor.core.classifier import input_text
 from pitcrew.supervisor.core.delivery import Delivery, Do, Step
-from pitcrew.supervisor.core.errors import TmuxError
+from pitcrew.supervisor.core.errors import NotTyped, TmuxError
 from pitcrew.supervisor.core.records import (
     Action,
     Badge,
@@ -105,12 +108,20 @@ class Effects:
                                                 busy=result.outcome is Outcome.SHELL_BUSY)))
 
     def type_text(self, w: Watched, action: TypeText) -> None:
+        if (why := self.untypable(w.pane_id)) is not None:
+            self.skip(w, f"did not type: {why}")
+            return
         reading = self.reader.read(w)
         state = reading.screen.state if reading.screen is not None else ScreenState.UNKNOWN
         busy_ok = action.kind is TextKind.WRAP_UP   # said while it works: CLIs queue it
         if not reading.alive or state in UNSAFE_TO_TYPE or (
                 state is ScreenState.BUSY and not busy_ok):
             self.skip(w, f"did not type: the screen shows {state.value}")
+            return
+        if (box := input_text(reading.text, w.provider.screen)).strip():
+            # typed ahead (while it works, too): Pitcrew's text would join it and be sent with it
+            self.skip(w, f"did not type the {action.kind.value.replace('_', '-')} message: "
+                      f"the input box holds text someone typed ({box.strip()[:40]!r})")
             return
         self.type_line(w, action.text, action.kind.value)
         w.typed_at, w.typed_text = self.clock.mono(), action.text
@@ -128,12 +139,24 @@ class Effects:
 
     # -- typing --------------------------------------------------------------------------------
 
+    def untypable(self, pane_id: str) -> str | None:
+        """Why nothing may be typed into `pane_id` now, or None. Asked right before typing:
+        a pane in copy mode takes every key as a copy-mode command."""
+        pane = self.tmux.pane(pane_id)
+        if pane is None:
+            return "the pane is gone"
+        if pane.in_mode:
+            return "the pane is in copy mode (keys would be copy-mode commands)"
+        return None
+
     def type_line(self, w: Watched, text: str, what: str) -> None:
         """Type `text` now and press Enter ENTER_GAP later (a scheduled step).
 
         The line and its pending Enter are saved (state.json) before the text is sent: a
         Pitcrew killed in between finds its own line in the input box on restart and presses
         that Enter (`finish_typed`) instead of leaving it as a draft nobody may touch."""
+        if (why := self.untypable(w.pane_id)) is not None:
+            raise NotTyped(why)
         if (earlier := self.pending_enter.get(w.key)) is not None:
             self.press_enter(earlier)      # never leave an earlier line without its Enter
         event = PressEnter(w.key, w.pane_id, what)
@@ -167,6 +190,10 @@ class Effects:
                     or not isinstance(text := entry.get("text"), str) or not text
                     or not isinstance(what := entry.get("what"), str) or "queued" in what):
                 continue
+            if self.untypable(w.pane_id) is not None:
+                log.info("%s: %s typed before a restart: the pane is in copy mode or gone; "
+                         "no Enter", key, what)
+                continue
             reading = self.reader.read(w)
             if not _at_cursor(reading.text, reading.cursor_y, text):
                 log.info("%s: %s typed before a restart is not on screen; dropped", key, what)
@@ -188,10 +215,16 @@ class Effects:
         if self.pending_enter.get(event.key) != event:
             return   # already pressed (a flush at shutdown), or a newer line replaced it
         del self.pending_enter[event.key]
-        self.typed_lines.pop(event.key, None)
+        text = self.typed_lines.pop(event.key, None)
         w = self.watched.get(event.key)
-        if w is None or w.pane_id != event.pane_id or self.tmux.pane(event.pane_id) is None:
+        pane = self.tmux.pane(event.pane_id)
+        if w is None or w.pane_id != event.pane_id or pane is None:
             log.info("%s: the pane changed before Enter; not pressing it", event.key)
+            return
+        if pane.in_mode:       # Enter would be a copy-mode command: press it once that ends
+            self.pending_enter[event.key] = event
+            self.typed_lines[event.key] = text or ""
+            self.scheduler.at(self.clock.wall() + 1.0, event, key=f"enter:{event.key}")
             return
         try:
             self.tmux.send_keys(event.pane_id, "Enter")
@@ -200,29 +233,47 @@ class Effects:
 
     # -- deliveries ----------------------------------------------------------------------------
 
-    def deliver(self, w: Watched | None, d: Delivery, steps: tuple[Step, ...]) -> None:
+    def deliver(self, w: Watched | None, d: Delivery, steps: tuple[Step, ...]) -> bool:
+        """Carry out `steps`; False when one could not be (nothing typed, no Enter pressed):
+        the caller counts that attempt as failed instead of waiting for it to be taken."""
         for s in steps:
             try:
                 self._delivery_step(w, d, s)
+            except NotTyped as exc:
+                log.info("%s: did not %s the %s: %s", d.terminal, s.do.value, d.kind, exc)
+                return False
             except (TmuxError, OSError) as exc:
                 log.error("%s: could not %s the %s: %s", d.terminal, s.do.value, d.kind, exc)
-                return   # not the steps after it either (no Enter for a line never typed)
+                return False   # not the steps after it either (no Enter for a line never typed)
+        return True
 
     def _delivery_step(self, w: Watched | None, d: Delivery, s: Step) -> None:
         if s.do is Do.WAKE:
             self.scheduler.at(s.at, DeliveryDue(d.id), key=f"delivery:{d.id}")
         elif s.do is Do.TYPE and w is not None:
+            if (why := self.untypable(w.pane_id)) is not None:
+                raise NotTyped(why)    # before the row: a failed type is not a Typed row
             # the append-only ledger outlives state.json: a replayed command never types twice.
             # Written first: a message typed is never missing from it (a kill in between); one
             # that cannot be written down is not typed (OSError: the delivery tries again)
             self.ledger.append(Decision(
                 Badge.TYPED, self.clock.wall(), w.state.terminal, w.state.agent, d.text[:200],
                 w.state.project, d.kind, f"typed a queued {d.kind}", 0, {"delivery_id": d.id}))
-            self.type_line(w, d.text, f"a queued {d.kind}")
+            try:
+                self.type_line(w, d.text, f"a queued {d.kind}")
+            except TmuxError as exc:    # tmux failed in between: the row above is corrected
+                self.ledger.append(Decision(
+                    Badge.SKIPPED, self.clock.wall(), w.state.terminal, w.state.agent,
+                    d.text[:200], w.state.project, d.kind,
+                    f"did not type the queued {d.kind} after all: {exc}", 0,
+                    {"delivery_id": d.id}))
+                raise NotTyped(str(exc)) from None
             # the not-started clock (a shell command typed to relaunch an agent is no
             # message: it does not start this clock)
             w.delivered_at, w.delivered_sig = self.clock.mono(), w.progress_sig
         elif s.do is Do.ENTER and w is not None:
+            if (why := self.untypable(w.pane_id)) is not None:
+                raise NotTyped(why)
             self.tmux.send_keys(w.pane_id, "Enter")
             log.info("%s: pressed Enter on the %s Pitcrew typed", d.terminal, d.kind)
         elif s.do is Do.CONFIRMED:

@@ -233,7 +233,9 @@ class Supervisor:
                                                                      wait=True),
                              self.agent_running,
                              lambda w, why: self.post(Report(w.key, Superseded(why))),
-                             self.effects.look_again, book.extra("reruns"))
+                             self.effects.look_again, book.extra("reruns"),
+                             lambda key: any(d.terminal == key and d.kind == "rerun"
+                                             for d in self.deliveries.open()))
         self.inbox = Inbox(self.watched, lambda: self.tmux.label, clock, self.settings, book,
                            self.autopilot, self.deliveries, self.seats, self.reruns,
                            self.changed)

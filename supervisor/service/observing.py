@@ -17,6 +17,7 @@ from pathlib import Path
 
 from pitcrew.supervisor.adapters import ownership, processes, sessions
 from pitcrew.supervisor.adapters.tmux import PaneInfo
+from pitcrew.supervisor.core.autopilot import ACTING
 from pitcrew.supervisor.core.classifier import said_goodbye
 from pitcrew.supervisor.core.loops import add_screen_step, screen_step
 from pitcrew.supervisor.core.records import (
@@ -252,6 +253,9 @@ class Observer:
 
     def went_quiet(self, w: Watched, quiet_for: float) -> None:
         """A running task stopped printing: With AI, a checker reads the screen first."""
+        inc = w.state.incident
+        if inc is not None and inc.phase in ACTING:
+            return   # Autopilot is acting here already (a limit's wait): nothing to diagnose
         reading = self.reader.read(w)
         if not reading.alive or reading.screen is None:
             return

@@ -24,8 +24,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from pitcrew.supervisor.adapters.processes import SHELLS, LaunchContext, LaunchStyle, resume_argv
+from pitcrew.supervisor.core.errors import NotTyped
+from pitcrew.supervisor.core.plain_text import empty_command_line
 from pitcrew.supervisor.core.records import Relaunch
 from pitcrew.supervisor.service.ports import TmuxPort
+from pitcrew.supervisor.service.reading import cursor_line
 from pitcrew.supervisor.service.watched import Watched
 
 log = logging.getLogger("pitcrew")
@@ -102,9 +105,28 @@ class Relauncher:
 
     def _type(self, w: Watched, argv: Sequence[str]) -> Result:
         command = shlex.join(argv)
-        self.type_line(w, command, "the resume command")
+        if (why := self._line_taken(w)) is not None:
+            return Result(Outcome.SHELL_BUSY, why)
+        try:
+            self.type_line(w, command, "the resume command")
+        except NotTyped as exc:     # a person is in that pane (copy mode): as a busy shell
+            return Result(Outcome.SHELL_BUSY, f"nothing typed: {exc}")
         # what the old process left above the command is history now (its start only: a
         # shell may wrap a long line with a hard line break)
         w.screen_from = command[:MARKER_CHARS]
         log.info("%s: typed the resume command at the shell: %s", w.key, shlex.join(argv))
         return Result(Outcome.STARTED)
+
+    def _line_taken(self, w: Watched) -> str | None:
+        """Why the shell's command line is not empty (None: it is): typed after what a
+        person left there, the resume command would run as part of their line."""
+        snap = self.tmux.snapshot(w.pane_id)
+        if snap is None:
+            return None     # the pane went: typing fails on its own
+        pane, text = snap
+        row = cursor_line(text, pane)
+        line = text.split("\n")[row] if row is not None else ""
+        if row is not None and empty_command_line(line, pane.cursor_x):
+            return None
+        return (f"the shell's command line is not empty ({line.strip()[-60:]!r}): "
+                "nothing typed after what is there")

@@ -11,7 +11,14 @@ wrong next is a new incident with its own attempt count.
 
 The ledger's *Rerun* row names both sessions. A CLI that takes an id at launch gets one from
 Pitcrew, so the row is written at once; otherwise the new id is known only once the agent
-has written its session, so the row waits for it (at most WRITE_WITHIN, kept in state.json).
+has written its session, so the row waits for it (at most WRITE_WITHIN, kept in state.json)
+— unless no prompt is sent: an agent given nothing may never write a session, and a rerun
+is never a silent half, so that row is written at once.
+
+The prompt is the task's as recorded (the open incident's, the running task's, or — once it
+has finished — the last task's). One rerun at a time per terminal: while one is under way
+(its prompt not yet taken by the new agent, at most UNDER_WAY seconds), another rerun of the
+same terminal, or of the terminal it started, starts nothing and says so (a Skipped row).
 """
 
 from __future__ import annotations
@@ -32,8 +39,11 @@ from pitcrew.supervisor.service.watched import Watched
 
 log = logging.getLogger("pitcrew")
 WRITE_WITHIN = 120.0     # seconds: the Rerun row waits this long at most for the new session
+UNDER_WAY = 120.0        # seconds a rerun counts as under way at most (its prompt not taken)
+SETTLING = 15.0          # … and at least (a double click; a new agent sent no prompt)
 
 Queue = Callable[[str, str], object]          # (terminal key, prompt) → queued delivery
+Pending = Callable[[str], bool]               # that terminal still has a rerun prompt to take
 Running = Callable[[Watched], bool]           # the agent still runs in its pane
 Relieve = Callable[[Watched, str], None]      # close the old agent's incident (it stays)
 LookAgain = Callable[[str], None]
@@ -52,7 +62,7 @@ class Reruns:
     def __init__(self, watched: Mapping[str, Watched], tmux: TmuxPort, clock: Clock,
                  ledger: LedgerPort, persist: Persist, relauncher: Relauncher, queue: Queue,
                  running: Running, relieve: Relieve, look_again: LookAgain,
-                 saved: object = None) -> None:
+                 saved: object = None, prompt_pending: Pending = lambda key: False) -> None:
         self.watched = watched
         self.tmux = tmux
         self.clock = clock
@@ -64,6 +74,8 @@ class Reruns:
         self.relieve = relieve
         self.look_again = look_again
         self.pending = load(saved)    # terminal key → {"at", "old", "row": Decision fields}
+        self.prompt_pending = prompt_pending
+        self.under_way: dict[str, tuple[str, float]] = {}   # key → (the rerun's key, since)
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.pending)
@@ -71,8 +83,12 @@ class Reruns:
     def rerun(self, w: Watched) -> str | None:
         """Start `w`'s provider afresh and send the prompt again; the key of the terminal it
         runs in, or None when it could not start (said in the log and a ledger row)."""
+        if (why := self._busy(w.key)) is not None:
+            self._refused(w, why)
+            return None
         inc = w.state.incident
-        prompt = (inc.prompt if inc else w.state.task) or ""
+        prompt = (inc.prompt if inc else w.state.task) or w.last_task
+        prompt = "" if prompt == "(a prompt)" else prompt
         old = w.state.session_id
         argv, pinned = launch_command(w.provider, AgentChoice(w.provider.name))
         if self.running(w):
@@ -84,22 +100,38 @@ class Reruns:
             key, where = self._same_pane(w, argv, pinned)
             if key is None:
                 return None
-        if prompt and prompt != "(a prompt)":
-            self.queue(key, prompt)
+        queued = bool(prompt) and self.queue(key, prompt) is not None
+        self.under_way[w.key] = self.under_way[key] = (key, self.clock.wall())
         row = {"badge": Badge.RERUN.value, "terminal": w.state.terminal, "agent": w.state.agent,
                "prompt": prompt, "project": w.state.project,
-               "reason": f"a fresh session in {where}"
-                         + ("; the prompt is sent again" if prompt else "; no prompt to send"),
+               "reason": f"a fresh session in {where}" + (
+                   "; the prompt is sent again" if queued else
+                   "; the prompt could not be queued, nothing sent" if prompt else
+                   "; no prompt sent: Pitcrew knows no task of this terminal"),
                "readings": {"old_session": old, "new_session": pinned, "where": where,
                             "pane": key.rsplit(":", 1)[-1]}}
         log.info("%s: rerun in %s (was session %s)", w.key, where, old or "unknown")
-        if pinned is not None:
-            self._write(row, pinned)
+        if pinned is not None or not queued:
+            self._write(row, pinned)     # no prompt: the new agent may never write a session
         else:
             self.pending[key] = {"at": self.clock.wall(), "old": old, "row": row}
         self.persist()
         self.look_again(key.rsplit(":", 1)[-1])
         return key
+
+    def _busy(self, key: str) -> str | None:
+        """Why a rerun of `key` must not start now: one is under way (its new agent has not
+        taken the prompt yet); None when none is."""
+        now = self.clock.wall()
+        for old, (new, since) in list(self.under_way.items()):
+            if now - since > UNDER_WAY or (now - since > SETTLING and not (
+                    self.prompt_pending(new) or new in self.pending)):
+                del self.under_way[old]
+        if key in self.under_way:
+            new, since = self.under_way[key]
+            return (f"a rerun of this terminal is under way (in {new.rsplit(':', 1)[-1]}, "
+                    f"started {now - since:.0f}s ago); one at a time")
+        return None
 
     def settle(self) -> None:
         """Write the rows whose new session is known now (or waited for long enough)."""

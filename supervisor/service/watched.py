@@ -74,6 +74,8 @@ class Watched:
     loop_marks: dict[str, int] = field(default_factory=dict)  # steps per source (calls,
                                           # screen) seen when the loop was first diagnosed
     loop_checked: float = 0.0
+    limit_seen: tuple[str, dt.datetime] | None = None   # a limit line, when it first appeared
+    last_task: str = ""           # the newest task's prompt, kept after it finished (a rerun)
 
     @property
     def progress_wall(self) -> float:
@@ -97,7 +99,16 @@ class Watched:
         if cursor is not None:
             row = cursor[1] - (text.count("\n") - shown.count("\n"))
             cursor = (cursor[0], row) if row >= 0 else None
-        return classify(shown, self.provider.screen, now, local, cursor)
+        screen = classify(shown, self.provider.screen, now, local, cursor)
+        if screen.state is not ScreenState.RATE_LIMIT or not screen.evidence:
+            self.limit_seen = None
+        elif self.limit_seen is None or self.limit_seen[0] != screen.evidence:
+            self.limit_seen = (screen.evidence, now)
+        elif self.limit_seen[1] < now:
+            # the same line read again: its reset as of when it appeared (SPEC §7), so one
+            # shown before its reset and read after it is today's, not tomorrow's
+            screen = classify(shown, self.provider.screen, self.limit_seen[1], local, cursor)
+        return screen
 
     def is_own_prompt(self, echoed: str, mono_now: float) -> bool:
         """Whether the prompt that just started is the text Pitcrew typed (not the user's)."""

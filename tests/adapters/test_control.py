@@ -179,6 +179,9 @@ def test_the_client_is_attached_when_start_returns(tmux: TmuxServer) -> None:
     try:
         flags = tmux.tmux.run("list-clients", "-F", "#{client_flags}").stdout
         assert "control-mode" in flags and "attached" in flags
+        # never read-only: tmux may pick it as the client a user's `send-keys` runs with
+        # (tests/e2e/test_users_tmux_e2e.py), and never sized by
+        assert "read-only" not in flags and "ignore-size" in flags
     finally:
         client.stop()
 

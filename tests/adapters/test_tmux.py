@@ -69,6 +69,17 @@ def test_send_text_is_literal_and_never_presses_enter(tmux: TmuxServer) -> None:
     wait_until(lambda: tmux.screen(pane).count(tricky) == 2)
 
 
+@pytest.mark.parametrize("key", ["\x04", "\x03", "\x15", "\x1b[2J", "\x7f", "\u009b", "\x00"])
+def test_send_text_refuses_a_control_character_and_types_nothing(
+        tmux: TmuxServer, key: str) -> None:
+    """`-l` does not make a control character text: `cat` would get Ctrl-D and end."""
+    pane = tmux.start("exec cat")
+    with pytest.raises(TmuxError, match="control character"):
+        tmux.tmux.send_text(pane, f"{key}echo pwned")
+    time.sleep(0.3)
+    assert "pwned" not in tmux.screen(pane) and not tmux.pane(pane).dead
+
+
 def test_remain_on_exit_set_by_pitcrew_keeps_the_pane(tmux: TmuxServer) -> None:
     pane = tmux.start("exec sleep 300", keep_dead=False)
     tmux.tmux.set_remain_on_exit(pane)

@@ -611,3 +611,29 @@ def test_with_no_pinned_session_and_a_doubt_latest_is_not_used_and_you_are_told(
     assert row.badge is Badge.COULDNT_RESUME and doubt in row.reason
     [note] = [a for a in out if isinstance(a, Notify)]
     assert doubt in note.body
+
+
+def test_a_limit_is_handled_the_moment_it_shows_not_after_the_idle_timeout() -> None:
+    """Its reset is read then: waiting 180 s to notice it only moves the resume later."""
+    reset = dt.datetime.fromtimestamp(T0 + 50, dt.UTC)
+    limit = Classification(S.RATE_LIMIT, "usage limit reached · resets 2:01pm", reset_at=reset)
+    run = Run()
+    run.prompt()
+    out = run.feed(ScreenSeen(limit, alive=True), T0 + 2)
+    assert badges(out) == [Badge.SCHEDULED]
+    assert run.state.incident.trigger == "usage limit"
+    assert T0 + 50 + 60 <= run.wake_at(out) <= T0 + 50 + 180
+    assert run.feed(ScreenSeen(limit, alive=True), T0 + 3) == ()       # once
+    out = run.feed(Tick(limit, alive=True), run.wake_at(out))
+    assert kinds(out, TypeText) == [TypeText(CONTINUE_MESSAGE, TextKind.CONTINUE)]
+    # the same line, still on screen while the agent takes the continue: history, not anew
+    assert run.feed(ScreenSeen(limit, alive=True), T0 + 400) == ()
+
+
+def test_a_limit_on_screen_with_no_task_or_autopilot_off_is_left_alone() -> None:
+    limit = screen(S.RATE_LIMIT, "usage limit reached")
+    assert Run().feed(ScreenSeen(limit, alive=True), T0) == ()           # an idle tab
+    off = Run(dataclasses.replace(CTX, mode=Mode.OFF))
+    off.prompt()
+    assert off.feed(ScreenSeen(limit, alive=True), T0) == ()
+    assert off.state.incident is None

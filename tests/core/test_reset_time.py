@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pitcrew.supervisor.core.reset_time import duration_seconds, parse_reset
+from pitcrew.supervisor.core.reset_time import JUST_PASSED, duration_seconds, parse_reset
 
 UTC = dt.UTC
 PARIS = ZoneInfo("Europe/Paris")
@@ -43,7 +43,8 @@ NOW = dt.datetime(2026, 11, 30, 23, 0, tzinfo=PARIS)  # 23:00 in Paris, 17:00 in
          dt.datetime(2026, 12, 1, 9, 30, tzinfo=dt.timezone(dt.timedelta(hours=1)))),
         ("resets 14:30", dt.datetime(2026, 12, 1, 14, 30, tzinfo=PARIS)),
         ("resets 7pm (Mars/Olympus)", dt.datetime(2026, 12, 1, 19, tzinfo=PARIS)),  # unknown zone
-        ("resets 10pm UTC", dt.datetime(2026, 12, 1, 22, tzinfo=UTC)),
+        ("resets 10pm UTC", dt.datetime(2026, 11, 30, 22, tzinfo=UTC)),   # = NOW: it has come
+        ("resets 9:30pm UTC", dt.datetime(2026, 12, 1, 21, 30, tzinfo=UTC)),   # 30 min ago
     ],
 )
 def test_reset_instants(text: str, expected: dt.datetime) -> None:
@@ -77,6 +78,25 @@ def test_naive_now_is_refused() -> None:
         parse_reset("resets 5am", dt.datetime(2026, 1, 1), PARIS)
 
 
+@pytest.mark.parametrize(("text", "read_at", "expected"), [
+    # read 107 s after it: that limit has reset (not tomorrow at 2:01pm)
+    ("resets 2:01pm", dt.datetime(2026, 12, 2, 14, 2, 47, tzinfo=PARIS),
+     dt.datetime(2026, 12, 2, 14, 1, tzinfo=PARIS)),
+    # a little after midnight: yesterday's 11:59pm just passed
+    ("resets 11:59pm (Europe/Paris)", dt.datetime(2026, 12, 3, 0, 2, tzinfo=PARIS),
+     dt.datetime(2026, 12, 2, 23, 59, tzinfo=PARIS)),
+    ("resets 3pm (America/New_York)", dt.datetime(2026, 12, 2, 21, 3, tzinfo=PARIS),
+     dt.datetime(2026, 12, 2, 15, 0, tzinfo=NY)),
+    # passed longer ago than JUST_PASSED, when the line appeared: the next one (Claude Code
+    # shows "resets 10pm" at 11pm for tomorrow's 10pm)
+    ("resets 10pm", dt.datetime(2026, 12, 2, 23, 0, tzinfo=PARIS),
+     dt.datetime(2026, 12, 3, 22, 0, tzinfo=PARIS)),
+])
+def test_a_clock_time_just_passed_is_that_moment_not_tomorrow(
+        text: str, read_at: dt.datetime, expected: dt.datetime) -> None:
+    assert parse_reset(text, read_at, PARIS).reset_at == expected
+
+
 def test_durations() -> None:
     assert duration_seconds("4 days 6 hours") == 367200
     assert duration_seconds("1h 30m") == 5400
@@ -96,8 +116,13 @@ def test_a_clock_time_is_always_the_next_such_moment_in_its_zone(now, hour, minu
     text = f"resets {hour}:{minute:02d}{'pm' if pm else 'am'} ({zone})"
     got = parse_reset(text, now, UTC).reset_at
     assert got is not None
-    assert got > now, "never in the past: a reset already passed rolls to the next day"
-    assert got - now <= dt.timedelta(hours=25), "never more than a day (+DST) ahead"
+    if got <= now:   # just passed: read a little late, that limit has reset
+        assert now - got <= JUST_PASSED
+    else:            # else the next such moment: one passed longer ago rolls to the next day
+        assert got - now <= dt.timedelta(hours=25), "never more than a day (+DST) ahead"
+        earlier = got - dt.timedelta(days=1)
+        assert earlier.astimezone(ZoneInfo(zone)).hour != got.astimezone(ZoneInfo(zone)).hour \
+            or earlier < now - JUST_PASSED
     tz = ZoneInfo(zone)
     local = got.astimezone(tz)
     h24 = hour % 12 + (12 if pm else 0)

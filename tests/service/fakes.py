@@ -27,6 +27,7 @@ from pitcrew.supervisor.adapters.notifier import Message
 from pitcrew.supervisor.adapters.processes import ProcInfo
 from pitcrew.supervisor.adapters.tmux import PaneInfo, ServerIdentity
 from pitcrew.supervisor.core.errors import TmuxError
+from pitcrew.supervisor.core.plain_text import refusal
 from pitcrew.supervisor.core.policy import RestartPolicy
 from pitcrew.supervisor.core.records import Badge, Decision, Observation, TerminalState
 from pitcrew.supervisor.core.records import Relaunch as RelaunchAction
@@ -263,6 +264,8 @@ class RecordingTmux:
 
     def send_text(self, pane_id: str, text: str) -> None:
         self._call("send_text", pane_id, text)
+        if (why := refusal(text)) is not None:     # as the real adapter: never typed
+            raise TmuxError(why)
         self.typed.append((pane_id, text))
 
     def send_keys(self, pane_id: str, *keys: str) -> None:

@@ -330,3 +330,42 @@ def test_an_agent_that_exited_keeps_its_message_for_the_next_one_in_its_pane() -
     del rig.watched[w.key]                                   # not watched, pane still listed
     rig.run_for(RETRY_EVERY + 1, tick=0.5)
     assert d.id in rig.deliveries.items and _skipped(rig) == []
+
+
+def test_a_control_character_in_a_queued_text_is_typed_as_its_visible_escape() -> None:
+    """A brief or rerun prompt is built from what Pitcrew read: text, never keys."""
+    rig = Rig()
+    rig.terminal()
+    d = rig.deliveries.queue("%1", "\x04rm -rf x\x1b[2J\n\tnow", kind="brief")
+    assert d is not None and d.text == "\\x04rm -rf x\\x1b[2J now"
+    assert rig.tmux.typed_into("%1") == ["\\x04rm -rf x\\x1b[2J now"]
+
+
+def test_a_pane_in_copy_mode_is_not_typed_into_and_the_try_is_a_failed_attempt() -> None:
+    """There every key is a copy-mode command; and a failed type is not a Typed row."""
+    rig = Rig()
+    rig.terminal()
+    rig.tmux.panes["%1"] = dataclasses.replace(rig.tmux.panes["%1"], in_mode=True)
+    d = rig.deliveries.queue("%1", "quick question")
+    assert d is not None
+    assert rig.tmux.typed == [] and rig.ledger.rows == []
+    d = rig.deliveries.items[d.id]
+    assert d.status is Status.PENDING and d.attempts == 1 and d.typed_at is None
+    rig.run_for(RETRY_EVERY)
+    assert rig.tmux.typed == [] and rig.ledger.rows == []
+    rig.tmux.panes["%1"] = dataclasses.replace(rig.tmux.panes["%1"], in_mode=False)
+    rig.run_for(RETRY_EVERY)
+    assert rig.tmux.typed_into("%1") == ["quick question"]
+    assert [r.badge.value for r in rig.ledger.rows] == ["Typed"]
+
+
+def test_an_enter_due_while_the_pane_is_in_copy_mode_waits_for_it_to_end() -> None:
+    rig = Rig()
+    rig.terminal()
+    assert rig.deliveries.queue("%1", "run the tests") is not None
+    rig.tmux.panes["%1"] = dataclasses.replace(rig.tmux.panes["%1"], in_mode=True)
+    rig.run_for(3.0)
+    assert rig.tmux.enters("%1") == 0                    # Enter would copy, not submit
+    rig.tmux.panes["%1"] = dataclasses.replace(rig.tmux.panes["%1"], in_mode=False)
+    rig.run_for(1.5)
+    assert rig.tmux.enters("%1") == 1

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from pitcrew.supervisor.adapters.processes import LaunchContext, LaunchStyle
@@ -270,3 +272,60 @@ def test_a_line_typed_before_a_kill_gets_its_enter_after_the_restart_only_if_sti
     assert after.tmux.enters("%1") == 0                  # deliveries press their own Enter
     after.effects.finish_typed({"test:%1": 7})           # a saved entry of the wrong shape
     after.effects.finish_typed(["not", "a", "table"])
+
+
+def test_a_pane_in_copy_mode_gets_no_resume_command_and_the_core_is_told() -> None:
+    rig = Rig()
+    w = rig.terminal()
+    w.launch = shell_launch()
+    rig.procs.alive.add(777)
+    rig.tmux.panes["%1"] = dataclasses.replace(rig.tmux.panes["%1"], in_mode=True)
+    rig.effects.run(w, relaunch(("fakeagent", "--resume", "s1")))
+    assert rig.tmux.typed == [] and rig.tmux.respawned == []
+    [report] = rig.posted
+    assert isinstance(report, Report) and isinstance(report.observation, RelaunchRefused)
+    assert report.observation.busy and "copy mode" in report.observation.reason
+
+
+def test_no_continue_is_typed_into_a_pane_in_copy_mode() -> None:
+    rig = Rig()
+    w = rig.terminal()
+    rig.tmux.panes["%1"] = dataclasses.replace(rig.tmux.panes["%1"], in_mode=True)
+    rig.effects.run(w, CONTINUE_TEXT)
+    assert rig.tmux.typed == []
+    [row] = rig.ledger.rows
+    assert row.badge is Badge.SKIPPED and "copy mode" in row.reason
+
+
+def test_the_wrap_up_is_typed_while_it_works_but_never_onto_type_ahead() -> None:
+    """Typed after the user's unsent line, it would be sent with it (issue 21 item 7)."""
+    wrap_up = TypeText("Finish the current step and save your work.", TextKind.WRAP_UP)
+    rig = Rig()
+    w = rig.terminal(screen=busy("work 60"))
+    rig.effects.run(w, wrap_up)
+    assert rig.tmux.typed_into("%1") == [wrap_up.text]       # an empty box: typed
+    rig = Rig()
+    w = rig.terminal(screen=busy("work 60") + "\nfake> my next idea")
+    rig.effects.run(w, wrap_up)
+    assert rig.tmux.typed == []
+    [row] = rig.ledger.rows
+    assert row.badge is Badge.SKIPPED and "the input box holds text" in row.reason
+    assert "my next idea" in row.reason
+
+
+def test_a_resume_command_is_typed_only_at_an_empty_shell_command_line() -> None:
+    for line, typed in [("me@box:~/proj$ ", True), ("% ", True), ("bash-5.2# ", True),
+                        ("❯ ", True), ("me@box:~/proj$ ls -la", False),
+                        ("some output without a prompt", False)]:
+        rig = Rig()
+        w = rig.terminal(screen=f"Traceback …\nRuntimeError: reset\n{line}")
+        w.launch = shell_launch()
+        rig.procs.alive.add(777)
+        rig.effects.run(w, relaunch(("fakeagent", "--resume", "s1")))
+        assert bool(rig.tmux.typed) is typed, line
+        if not typed:
+            [report] = rig.posted
+            assert isinstance(report, Report) and isinstance(report.observation,
+                                                              RelaunchRefused)
+            assert report.observation.busy and "command line is not empty" in \
+                report.observation.reason

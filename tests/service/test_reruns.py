@@ -19,7 +19,7 @@ def rig_and_reruns(running: bool, saved: object = None) -> tuple[Rig, Reruns, li
     queued: list[tuple[str, str]] = []
     relieved: list[tuple[str, str]] = []
     reruns = Reruns(rig.watched, rig.tmux, rig.clock, rig.ledger, rig.persist, rig.relauncher,
-                    lambda key, text: queued.append((key, text)), lambda w: running,
+                    lambda key, text: queued.append((key, text)) or key, lambda w: running,
                     lambda w, why: relieved.append((w.key, why)), lambda pane: None, saved)
     return rig, reruns, queued, relieved
 
@@ -110,3 +110,34 @@ def test_a_busy_shell_is_never_typed_into_and_the_incident_stays() -> None:
     assert w.state.incident is not None and w.state.session_id == "old-session"
     [row] = rig.ledger.rows
     assert row.badge is Badge.SKIPPED and "did not rerun" in row.reason
+
+
+def test_a_second_rerun_while_the_first_is_under_way_starts_nothing_and_says_so() -> None:
+    rig, reruns, queued, _ = rig_and_reruns(running=True)
+    reruns.prompt_pending = lambda key: (key, PROMPT) in queued   # its prompt not taken yet
+    w = with_incident(rig)
+    key = reruns.rerun(w)
+    assert key is not None and reruns.rerun(w) is None
+    rig.terminal(key.rsplit(":", 1)[-1])
+    assert reruns.rerun(rig.watched[key]) is None        # nor of the terminal it started
+    assert len(rig.tmux.windows) == 1 and queued == [(key, PROMPT)]
+    skipped = [r for r in rig.ledger.rows if r.badge is Badge.SKIPPED]
+    assert len(skipped) == 2 and "a rerun of this terminal is under way" in skipped[0].reason
+    queued.clear()                                       # the new agent took the prompt
+    rig.clock.advance(20)
+    assert reruns.rerun(w) is not None and len(rig.tmux.windows) == 2
+
+
+def test_a_rerun_after_the_task_finished_sends_the_last_task_and_with_none_says_so() -> None:
+    rig, reruns, queued, _ = rig_and_reruns(running=True)
+    w = rig.terminal()
+    w.last_task = PROMPT                                 # the task finished: no incident, no task
+    key = reruns.rerun(w)
+    assert queued == [(key, PROMPT)]
+    rig2, reruns2, queued2, _ = rig_and_reruns(running=True)
+    w2 = rig2.terminal()
+    w2.provider = dataclasses.replace(w2.provider, launch=dataclasses.replace(
+        w2.provider.launch, session_id=()))              # no id at launch, and nothing to send:
+    assert reruns2.rerun(w2) is not None and queued2 == []
+    [row] = rig2.ledger.rows                             # … the row is written at once
+    assert row.badge is Badge.RERUN and "no prompt sent" in row.reason

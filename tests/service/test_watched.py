@@ -67,3 +67,21 @@ def test_reading_a_screen_uses_the_providers_rules() -> None:
     now = dt.datetime.fromtimestamp(T0, dt.UTC)
     assert w.read(busy("x"), now, dt.UTC).state is S.BUSY
     assert w.read(IDLE, now, dt.UTC).state is S.IDLE
+
+
+def test_a_limit_lines_reset_is_read_against_when_the_line_first_appeared() -> None:
+    """SPEC §7: shown at 1:59:50 before its 2:01pm reset and read again at 2:02:47, it is
+    today's 2:01pm (passed), not tomorrow's; a line that leaves the screen is forgotten."""
+    import datetime as dt
+
+    paris = dt.timezone(dt.timedelta(hours=1))
+    limit = IDLE.replace("fake> ", "") + \
+        "⎿ Usage limit reached for fake-1 · resets 2:01pm\n  /upgrade\nfake> "
+    w = make_watched()
+    first = dt.datetime(2026, 12, 2, 13, 59, 50, tzinfo=paris)
+    today = dt.datetime(2026, 12, 2, 14, 1, tzinfo=paris)
+    assert w.read(limit, first, paris).reset_at == today
+    later = dt.datetime(2026, 12, 2, 14, 12, 47, tzinfo=paris)
+    assert w.read(limit, later, paris).reset_at == today        # not tomorrow's 2:01pm
+    w.read(IDLE, later, paris)                                  # the line went away
+    assert w.read(limit, later, paris).reset_at == today + dt.timedelta(days=1)
