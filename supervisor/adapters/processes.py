@@ -27,6 +27,7 @@ from typing import Any
 
 import psutil
 
+from pitcrew.supervisor.core.process_start import same_start
 from pitcrew.supervisor.providers.model import ProcessMatch, Provider
 
 ARGV_DEPTH = 4  # argv patterns look at argv[0..3]: interpreter, its flags, the script
@@ -156,7 +157,7 @@ def is_alive(pid: int, create_time: float | None = None) -> bool:
         proc = psutil.Process(pid)
         if proc.status() == psutil.STATUS_ZOMBIE:
             return False
-        return create_time is None or abs(proc.create_time() - create_time) < 0.01
+        return create_time is None or same_start(proc.create_time(), create_time)
     except (psutil.NoSuchProcess, psutil.AccessDenied, ValueError):
         return False
 
@@ -358,7 +359,7 @@ def shell_at_prompt(shell_pid: int, started: float | None = None) -> bool:
     typed into. False when the shell is gone, or is not the process started at `started`."""
     try:
         proc = psutil.Process(shell_pid)
-        if started is not None and abs(proc.create_time() - started) >= 0.01:
+        if started is not None and not same_start(proc.create_time(), started):
             return False
         if proc.status() == psutil.STATUS_ZOMBIE:
             return False

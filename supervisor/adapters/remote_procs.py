@@ -27,6 +27,7 @@ from pitcrew.supervisor.adapters import processes
 from pitcrew.supervisor.adapters.processes import LaunchContext, LaunchStyle, ProcInfo
 from pitcrew.supervisor.adapters.ssh import SshLink
 from pitcrew.supervisor.core.errors import TmuxError
+from pitcrew.supervisor.core.process_start import same_start
 from pitcrew.supervisor.providers.model import Provider
 
 log = logging.getLogger(__name__)
@@ -138,7 +139,7 @@ class RemoteProcs:
         except TmuxError:
             return True          # cannot tell while the link is down: not a death
         return p is not None and not p.state.startswith("Z") and (
-            create_time is None or abs(p.started - create_time) < 0.01)
+            create_time is None or same_start(p.started, create_time))
 
     def shell_at_prompt(self, shell_pid: int, started: float | None = None) -> bool:
         try:
@@ -147,7 +148,7 @@ class RemoteProcs:
             return False
         p = procs.get(shell_pid)
         if p is None or p.state.startswith("Z") or (
-                started is not None and abs(p.started - started) >= 0.01):
+                started is not None and not same_start(p.started, started)):
             return False
         if any(c.ppid == shell_pid and not c.state.startswith("Z") for c in procs.values()):
             return False
@@ -246,7 +247,7 @@ class RemoteExits:
         for pid, (key, started) in list(self.pids.items()):
             p = procs.get(pid)
             if p is None or p.state.startswith("Z") or (
-                    started is not None and abs(p.started - started) >= 0.01):
+                    started is not None and not same_start(p.started, started)):
                 gone.append((key, pid))
                 del self.pids[pid]
         return gone

@@ -24,6 +24,7 @@ from typing import Protocol
 from pitcrew.supervisor.adapters import processes
 from pitcrew.supervisor.adapters.processes import LaunchContext, LaunchStyle
 from pitcrew.supervisor.adapters.tmux import PaneInfo
+from pitcrew.supervisor.core.process_start import same_start
 from pitcrew.supervisor.core.records import (
     Observation,
     Phase,
@@ -171,7 +172,7 @@ class Discovery:
         inc = w.state.incident
         before = w.state.agent_started
         if inc is not None and inc.phase is not Phase.CONFIRMING and before is not None \
-                and abs(before - proc.create_time) > 0.01:
+                and not same_start(before, proc.create_time):
             self.feed(w, Superseded("the agent was started again by hand (a new process)"))
         launch = self.capture(proc, pane.pid, w.provider)
         if launch is not None:

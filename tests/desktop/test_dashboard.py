@@ -330,6 +330,11 @@ def test_checker_model_picker(qtbot: QtBot, dash: Dashboard,
 def test_palette_filters_and_runs_go_to_autopilot(qtbot: QtBot, dash: Dashboard) -> None:
     dash.show_view(make_view(decisions=tuple(decision(i) for i in range(5))))
     assert dash.windowTitle() == TITLE
+    # Ctrl+K is a window shortcut: it fires only in the active window. Under a loaded X server
+    # the activation asked for by the fixture can land late, so make sure of it here (a run
+    # in CI pressed the key into a window that was not active yet)
+    dash.activateWindow()
+    qtbot.waitUntil(dash.isActiveWindow)
     qtbot.keyClick(dash, Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier)
     palette = dash.palette_dialog()
     qtbot.waitUntil(palette.isVisible)

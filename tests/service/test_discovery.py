@@ -126,7 +126,7 @@ def test_an_incident_from_before_a_tmux_server_restart_is_closed_not_acted_on() 
 
 
 def test_an_agent_started_again_by_hand_closes_the_open_incident() -> None:
-    s = Setup(saved={"test:%1": saved_state(agent_started=0.5)})   # another process
+    s = Setup(saved={"test:%1": saved_state(agent_started=-100.0)})   # another process
     s.tmux.add("%1")
     s.discovery.rescan()
     [superseded] = [o for o in s.fed.observations if isinstance(o, Superseded)]
