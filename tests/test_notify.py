@@ -92,6 +92,22 @@ def test_a_real_notification_reaches_the_daemon(notifications: dict[str, str]) -
     assert shown[0]["body"] == "the agent needs you to log in: Please run /login"
 
 
+def test_a_secret_in_a_notification_is_redacted_on_screen_and_in_the_log(
+        notifications: dict[str, str], caplog: pytest.LogCaptureFixture) -> None:
+    backend = desktop_backend()
+    assert backend is not None
+    secret = "sk-ant-api03-" + "A1b2C3d4" * 6
+    caplog.set_level("WARNING")
+    Gate([backend, log_backend]).offer(Message(
+        '"Claude Code" is waiting on you', f'Stopped retrying "export KEY={secret} && deploy"',
+        "k"))
+    shown = wait_until(lambda: [h for h in dunst_history(notifications)
+                                if h["summary"] == '"Claude Code" is waiting on you'], timeout=10)
+    assert secret not in shown[0]["body"] and "[redacted]" in shown[0]["body"]
+    assert "deploy" in shown[0]["body"]
+    assert secret not in caplog.text and "[redacted]" in caplog.text
+
+
 def dunstctl(env: dict[str, str], *args: str) -> str:
     return subprocess.run(["dunstctl", *args], capture_output=True, text=True,
                           env={**os.environ, **env}, check=True).stdout

@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import dataclasses
 import logging
 import os
 import sys
@@ -34,6 +35,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
+
+from pitcrew.supervisor.core.redact import redact
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +83,11 @@ class Gate:
             self._snoozed_until = self.clock() + seconds
 
     def offer(self, msg: Message) -> bool:
-        """Send `msg` unless it repeats a recent one or notifications are snoozed."""
+        """Send `msg` unless it repeats a recent one or notifications are snoozed. Its title
+        and body are redacted first: they may quote a prompt or an agent's last words, and a
+        notification (and its log line) is a record, shown on a lock screen and kept by the
+        daemon's history, like the ledger."""
+        msg = dataclasses.replace(msg, title=redact(msg.title), body=redact(msg.body))
         now = self.clock()
         with self._lock:
             if now < self._snoozed_until:
