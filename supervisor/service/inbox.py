@@ -24,6 +24,7 @@ from pitcrew.supervisor.api.commands import (
     SetAutopilot,
     SetSetting,
 )
+from pitcrew.supervisor.core.brief import UNKNOWN_PROMPT
 from pitcrew.supervisor.core.records import Observation, PromptSubmitted, TaskFinished
 from pitcrew.supervisor.core.settings import Mode
 from pitcrew.supervisor.service.autopilot import AutopilotService
@@ -130,6 +131,6 @@ class Inbox:
             prompt = str(record.get("prompt") or "")
             self.deliveries.hook_prompt(w.key, prompt)
             by_us = w.is_own_prompt(prompt, self.clock.mono())
-            feed(w, PromptSubmitted(prompt or "(a prompt)", by_pitcrew=by_us, session_id=sid))
+            feed(w, PromptSubmitted(prompt or UNKNOWN_PROMPT, by_pitcrew=by_us, session_id=sid))
         elif event == "Stop" and w.state.task is not None:
             feed(w, TaskFinished(session_id=sid))

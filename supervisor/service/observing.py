@@ -18,6 +18,7 @@ from pathlib import Path
 from pitcrew.supervisor.adapters import ownership, processes, sessions
 from pitcrew.supervisor.adapters.tmux import PaneInfo
 from pitcrew.supervisor.core.autopilot import ACTING
+from pitcrew.supervisor.core.brief import UNKNOWN_PROMPT
 from pitcrew.supervisor.core.classifier import said_goodbye
 from pitcrew.supervisor.core.loops import add_screen_step, screen_step
 from pitcrew.supervisor.core.records import (
@@ -215,7 +216,7 @@ class Observer:
             by_us = w.is_own_prompt(echoed or typed, self.clock.mono()) or (
                 bool(typed) and bool(echoed) and w.is_own_prompt(typed, self.clock.mono())) \
                 or own_follow_up(w, echoed or typed)
-            prompt = (w.typed_text if by_us else (echoed or typed)) or "(a prompt)"
+            prompt = (w.typed_text if by_us else (echoed or typed)) or UNKNOWN_PROMPT
             if by_us:
                 w.typed_text, w.typed_at = "", None
             if typed and not submitted:   # sent, its row not counted yet (the cursor on it)

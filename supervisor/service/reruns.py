@@ -30,6 +30,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from pitcrew.supervisor.adapters.processes import resume_argv
+from pitcrew.supervisor.core.brief import UNKNOWN_PROMPT
 from pitcrew.supervisor.core.records import Badge, Decision, Relaunch
 from pitcrew.supervisor.core.seats import AgentChoice
 from pitcrew.supervisor.service.ports import Clock, LedgerPort, Persist, TmuxPort
@@ -88,7 +89,7 @@ class Reruns:
             return None
         inc = w.state.incident
         prompt = (inc.prompt if inc else w.state.task) or w.last_task
-        prompt = "" if prompt == "(a prompt)" else prompt
+        prompt = "" if prompt == UNKNOWN_PROMPT else prompt
         old = w.state.session_id
         argv, pinned = launch_command(w.provider, AgentChoice(w.provider.name))
         if self.running(w):
