@@ -47,6 +47,7 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 
+from pitcrew.supervisor.core import generic_reading as _g
 from pitcrew.supervisor.core import screen_steps as _d
 from pitcrew.supervisor.core.reset_time import parse_reset
 from pitcrew.supervisor.core.rules import ScreenRules
@@ -192,6 +193,16 @@ def _run(
     input_at = _d.input_line(r)
     hits = _d.current_turn(r, hits, input_at)
     decided = _d.decide(r, hits, input_at)
+    calm = [h.index for h in hits if h.state is ScreenState.IDLE]
+    ui_bottom = max([*calm, input_at] if input_at is not None else calm, default=None)
+    generic = _g.read(decided[0], decided[1], lines, chrome, ui_bottom)
+    if generic is not None:
+        state, index, why = generic
+        _d.step(trace, why)
+        if trace is not None:
+            trace.fired.append(Fired(r.row(index), state.value, f"generic: {why}",
+                                     lines[index].strip()[:160]))
+        decided = (state, index)
     if decided[0] is ScreenState.UNKNOWN:
         decided = _d.fallback(r)
     return _finish(decided, r, now, local)
