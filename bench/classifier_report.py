@@ -1,6 +1,8 @@
-"""How the local classifier reads the screen fixtures, per split (tuning / held-out):
-accuracy (overall, per provider, per origin), per-state precision and recall, a confusion
-matrix, and the calm screens (idle or busy) it called a stoppage (must be 0).
+"""How the local classifier reads the screen fixtures, per split (tuning / held-out, whole
+source groups: tests/fixtures/screens/split.py): accuracy (overall, per CLI, per origin),
+per-state precision and recall, recall per state for each CLI, a confusion matrix, the calm
+screens (busy, idle, question, picker, draft) it called a stoppage and the crashed screens it
+called calm (both must be 0).
 
     .venv/bin/python bench/classifier_report.py [--split tuning|heldout] [--wrong] [--before]
                                                 [PROVIDER ...]
@@ -28,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from pitcrew.supervisor.core.screen import Classification
 from pitcrew.supervisor.providers.loader import load_registry
 from tests.support.accuracy import STATES, Score, score
-from tests.support.screens import FAKE_AGENT_DIR, Fixture, all_fixtures
+from tests.support.screens import FAKE_AGENT_DIR, Fixture, all_fixtures, groups
 
 ROOT = Path(__file__).resolve().parent.parent
 BASELINE = "04979e3"
@@ -66,8 +68,10 @@ def _pct(x: float) -> str:
 
 
 def report(name: str, sc: Score, wrong: bool) -> None:
-    print(f"\n=== {name}: {sc.correct}/{sc.total} = {_pct(sc.accuracy)}")
-    for label, part in (("provider", sc.by(lambda f: f.provider)),
+    n_groups = len(groups([fx for fx, _ in sc.results]))
+    print(f"\n=== {name}: {sc.correct}/{sc.total} = {_pct(sc.accuracy)}"
+          f"  ({n_groups} source groups)")
+    for label, part in (("CLI", sc.by(lambda f: f.provider)),
                         ("origin", sc.by(lambda f: f.origin))):
         print(f"  by {label}: " + "  ".join(
             f"{k} {v.correct}/{v.total}" for k, v in part.items()))
@@ -79,6 +83,10 @@ def report(name: str, sc: Score, wrong: bool) -> None:
             r = _pct(rec[s]) if s in rec else "    -"
             p = _pct(prec[s]) if s in prec else "    -"
             print(f"  {s:16} {n:4} {r:>7} {p:>9}")
+    print("  recall by CLI (right/screens per label)")
+    for cli, part in sc.by(lambda f: f.provider).items():
+        print(f"    {cli:9} " + "  ".join(f"{s} {v.correct}/{v.total}"
+                                         for s, v in part.by(lambda f: f.state).items()))
     conf = sc.confusion()
     used = [s for s in STATES if any(s in k for k in conf)]
     short = {s: s[:5] for s in used}
@@ -92,6 +100,10 @@ def report(name: str, sc: Score, wrong: bool) -> None:
     calm = sc.calm_called_stoppage()
     print(f"  calm screens called a stoppage: {len(calm)}")
     for fx, got in calm:
+        print(f"    {fx.id}: {fx.state} -> {got.state.value}  [{got.evidence[:80]!r}]")
+    crashed = sc.crashed_called_calm()
+    print(f"  crashed screens called calm: {len(crashed)}")
+    for fx, got in crashed:
         print(f"    {fx.id}: {fx.state} -> {got.state.value}  [{got.evidence[:80]!r}]")
     if wrong:
         for fx, got in sc.wrong():

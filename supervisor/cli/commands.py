@@ -120,9 +120,11 @@ def classify(args: argparse.Namespace) -> int:
     if args.explain:
         why = explain_screen(text, rules, now, local, cursor)
         if args.json:
-            _dump({**why.result.to_json(),
+            _dump({**why.result.to_json(), "decided_row": why.decided,
                    "fired": [{"row": f.row, "state": f.state, "pattern": f.pattern,
-                              "line": f.text, "note": f.note} for f in why.fired],
+                              "line": f.text, "note": f.note, "won": why.won(f),
+                              "lost_why": "" if why.won(f) else why.lost_why(f)}
+                             for f in why.fired],
                    "steps": list(why.steps)})
         else:
             print(why.render())

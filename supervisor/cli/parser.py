@@ -193,7 +193,8 @@ def _reading(sub: _Sub) -> None:
     p.add_argument("--cursor", metavar="X,Y", help="tmux's cursor when the screen was "
                    "captured (#{cursor_x},#{cursor_y}): tells typed text from a hint")
     p.add_argument("--explain", action="store_true",
-                   help="show which rule fired on which line, and why the state won")
+                   help="show the rules that matched, in screen order: which won, "
+                   "which lost and why")
 
     p = sub.add("providers", "commands:providers", "list the agent CLIs Pitcrew knows",
                 "One TOML file per CLI; files in the config folder's providers/ add "

@@ -47,6 +47,7 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 
+from pitcrew.supervisor.core import generic_reading as _g
 from pitcrew.supervisor.core import screen_steps as _d
 from pitcrew.supervisor.core.reset_time import parse_reset
 from pitcrew.supervisor.core.rules import ScreenRules
@@ -88,21 +89,43 @@ _WITH_RESET = frozenset(
 
 @dataclass(frozen=True, slots=True)
 class Explanation:
-    """`classify`'s answer, the rules that fired on which lines, and the steps it took."""
+    """`classify`'s answer, the rules that fired on which lines, and the steps it took.
+    `decided` is the row (1-based) whose reading decided the state, when one did: the rules
+    that fired there for that state won, every other one lost (`lost_why` says to what)."""
 
     result: Classification
     fired: tuple[Fired, ...] = ()
     steps: tuple[str, ...] = ()
+    decided: int | None = None
+
+    def won(self, f: Fired) -> bool:
+        return f.row == self.decided and f.state == self.result.state.value
+
+    def lost_why(self, f: Fired) -> str:
+        if f.note:
+            return f.note
+        if f.state == self.result.state.value:
+            return "agrees, but another line decided"
+        where = f" on row {self.decided}" if self.decided is not None else ""
+        return f"outranked by {self.result.state.value}{where}"
 
     def render(self) -> str:
         out = [f"state: {self.result.state.value}"]
         if self.result.evidence:
             out.append(f"evidence: {self.result.evidence}")
-        if self.fired:
-            out.append("rules that fired (row, state, pattern, line):")
-            for f in self.fired:
-                note = f"   [{f.note}]" if f.note else ""
-                out.append(f"  {f.row:4}  {f.state:16} {f.pattern!r}\n        {f.text!r}{note}")
+        won = [f for f in self.fired if self.won(f)]
+        lost = [f for f in self.fired if not self.won(f)]
+        if won:
+            out.append("won (row, state, pattern, line):")
+            out.extend(f"  {f.row:4}  {f.state:16} {f.pattern!r}\n        {f.text!r}"
+                       for f in won)
+        else:
+            decided = f" from row {self.decided}" if self.decided is not None else ""
+            out.append(f"won: no marker{decided} (the layout decided; see steps)")
+        if lost:
+            out.append("lost (row, state, pattern, line, why):")
+            out.extend(f"  {f.row:4}  {f.state:16} {f.pattern!r}\n        {f.text!r}"
+                       f"   [{self.lost_why(f)}]" for f in lost)
         out.append("steps:")
         out.extend(f"  - {s}" for s in self.steps)
         return "\n".join(out)
@@ -124,7 +147,7 @@ def explain(
     """`classify`, and which rule fired on which line and why the state won."""
     trace = Trace()
     result = _run(text, rules, now, local, cursor, trace)
-    return Explanation(result, tuple(trace.fired), tuple(trace.steps))
+    return Explanation(result, tuple(trace.fired), tuple(trace.steps), trace.decided)
 
 
 def _run(
@@ -153,10 +176,12 @@ def _run(
         bye = goodbye_line(r)
         if bye is not None and bye > index:
             _d.step(trace, f"the CLI's goodbye on row {r.row(bye)}: it exited normally")
+            _d.decided(r, bye)
             return Classification(ScreenState.EXITED, lines[bye].strip()[:EVIDENCE_CHARS],
                                   cause=GOODBYE)
         if index < 0 and shell_signal(tuple(lines[i] for i in chrome)) is not None:
             _d.step(trace, "the shell reports its program killed by a signal")
+            _d.decided(r, chrome[-1])
             return Classification(ScreenState.CRASHED, lines[chrome[-1]].strip())
         if index < 0:
             failed = screen.footer is not None and _FAILED_FOOTER.search(screen.footer)
@@ -168,6 +193,16 @@ def _run(
     input_at = _d.input_line(r)
     hits = _d.current_turn(r, hits, input_at)
     decided = _d.decide(r, hits, input_at)
+    calm = [h.index for h in hits if h.state is ScreenState.IDLE]
+    ui_bottom = max([*calm, input_at] if input_at is not None else calm, default=None)
+    generic = _g.read(decided[0], decided[1], lines, chrome, ui_bottom)
+    if generic is not None:
+        state, index, why = generic
+        _d.step(trace, why)
+        if trace is not None:
+            trace.fired.append(Fired(r.row(index), state.value, f"generic: {why}",
+                                     lines[index].strip()[:160]))
+        decided = (state, index)
     if decided[0] is ScreenState.UNKNOWN:
         decided = _d.fallback(r)
     return _finish(decided, r, now, local)
@@ -243,6 +278,7 @@ def _finish(
 ) -> Classification:
     state, index = decided
     lines = r.lines
+    _d.decided(r, index)
     if index < 0:
         _d.step(r.trace, f"decided {state.value}")
         return Classification(state)

@@ -70,6 +70,12 @@ def step(trace: Trace | None, message: str) -> None:
         trace.steps.append(message)
 
 
+def decided(r: Read, i: int) -> None:
+    """Record the line whose reading decided the state (for `explain`)."""
+    if r.trace is not None and i >= 0 and r.trace.decided is None:
+        r.trace.decided = r.row(i)
+
+
 def _fired(r: Read, i: int, state: ScreenState, pattern: str, note: str = "") -> None:
 
     if r.trace is not None:

@@ -22,3 +22,4 @@ class Fired:
 class Trace:
     fired: list[Fired] = field(default_factory=list)
     steps: list[str] = field(default_factory=list)
+    decided: int | None = None   # the row (1-based) whose reading decided the state, if any

@@ -69,11 +69,13 @@ def test_classify_explain_shows_which_rule_fired_on_which_line() -> None:
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("state: rate_limit\n")
     assert "   2  rate_limit" in out.stdout          # row 2 is the limit line
+    assert out.stdout.index("won (row") < out.stdout.index("   2  rate_limit")
     assert "steps:" in out.stdout
     data = json.loads(pitcrew("classify", "-", "--provider", "claude", "--explain", "--json",
                               stdin=LIMIT_SCREEN).stdout)
     assert data["state"] == "rate_limit"
-    assert {"row": 2, "state": "rate_limit"}.items() <= data["fired"][0].items()
+    assert {"row": 2, "state": "rate_limit", "won": True}.items() <= data["fired"][0].items()
+    assert data["decided_row"] == 2
 
 
 def test_classify_takes_the_cursor_to_tell_typing_from_a_hint() -> None:

@@ -189,6 +189,26 @@ def test_explain_names_the_rule_and_the_row() -> None:
     assert why.result.state is ScreenState.RATE_LIMIT
     assert [(f.row, f.state) for f in why.fired] == [(2, "rate_limit")]
     assert why.steps[-1].startswith("decided rate_limit from row 2")
+    assert why.decided == 2 and why.won(why.fired[0])
+
+
+def test_explain_says_which_evidence_won_and_which_lost() -> None:
+    screen = ("⎿ API Error: 429 rate limit exceeded · Retrying in 5 seconds…\n"
+              "● Fixed the quota check.\n✻ Working… (3s · esc to interrupt)\n")
+    why = explain(screen, rules_for("claude"), NOW, UTC)
+    assert why.result.state is ScreenState.RATE_LIMIT
+    won = [f.row for f in why.fired if why.won(f)]
+    lost = {f.row: why.lost_why(f) for f in why.fired if not why.won(f)}
+    assert won == [1]
+    assert lost == {3: "outranked by rate_limit on row 1"}
+    text = why.render()
+    assert text.index("won (row") < text.index("lost (row") < text.index("steps:")
+
+
+def test_explain_of_a_shell_prompt_says_no_marker_won() -> None:
+    why = explain("● Done.\nuser@host:~/proj$ \n", rules_for("claude"), NOW, UTC)
+    assert why.result.state is ScreenState.EXITED
+    assert "won: no marker (the layout decided; see steps)" in why.render()
 
 
 def test_a_minimal_provider_reads_turns_from_the_cursor_row() -> None:

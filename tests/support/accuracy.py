@@ -1,5 +1,6 @@
 """How well the classifier reads a set of screen fixtures: accuracy, per-state precision and
-recall, a confusion matrix, and the calm screens (idle or busy) it called a stoppage."""
+recall, a confusion matrix, the calm screens it called a stoppage and the crashed screens it
+called calm (both must be none)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ from dataclasses import dataclass, field
 from pitcrew.supervisor.core.screen import BLOCKING_PRIORITY, Classification, ScreenState
 from tests.support.screens import Fixture, run
 
-CALM = frozenset({"idle", "busy"})
-STOPPAGES = frozenset(s.value for s in BLOCKING_PRIORITY)   # states that stop an agent
+CALM = frozenset({"busy", "idle", "question", "picker", "draft"})   # the agent is fine
+# states that stop an agent (a live agent called one of them gets restarted or resumed)
+STOPPAGES = frozenset(s.value for s in BLOCKING_PRIORITY) - CALM | {"exited"}
 STATES = tuple(s.value for s in ScreenState)
 
 
@@ -37,6 +39,10 @@ class Score:
     def calm_called_stoppage(self) -> list[tuple[Fixture, Classification]]:
         return [(fx, got) for fx, got in self.results
                 if fx.state in CALM and got.state.value in STOPPAGES]
+
+    def crashed_called_calm(self) -> list[tuple[Fixture, Classification]]:
+        return [(fx, got) for fx, got in self.results
+                if fx.state == "crashed" and got.state.value in CALM]
 
     def confusion(self) -> Counter[tuple[str, str]]:
         return Counter((fx.state, got.state.value) for fx, got in self.results)

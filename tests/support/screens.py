@@ -14,6 +14,7 @@ from pitcrew.supervisor.core.classifier import classify
 from pitcrew.supervisor.core.rules import ScreenRules
 from pitcrew.supervisor.core.screen import Classification
 from pitcrew.supervisor.providers.loader import Registry, load_registry
+from tests.support.screen_groups import Member, grouped, keys
 
 SCREENS = Path(__file__).resolve().parent.parent / "fixtures" / "screens"
 DEFAULT_AT = dt.datetime(2026, 11, 30, 14, 0, tzinfo=dt.UTC)
@@ -34,11 +35,18 @@ class Fixture:
     hard_negative: bool
     source: str
     cursor: tuple[int, int] | None = None   # (cursor_x, cursor_y) from tmux, when recorded
+    group_keys: tuple[str, ...] = ()       # its source (tests/support/screen_groups.py)
 
     @property
     def split(self) -> str:
         """"heldout" (never tuned on) or "tuning" (tests/fixtures/screens/split.py)."""
         return "heldout" if self.path.relative_to(SCREENS).parts[0] == "heldout" else "tuning"
+
+    @property
+    def rel(self) -> str:
+        """Its path under the tree without `heldout/` and suffix (screen_groups.Member.rel)."""
+        parts = self.path.relative_to(SCREENS).with_suffix("").parts
+        return "/".join(parts[1:] if parts[0] == "heldout" else parts)
 
     @property
     def id(self) -> str:
@@ -65,6 +73,8 @@ def all_fixtures() -> tuple[Fixture, ...]:
         if screen.relative_to(SCREENS).parts[0] == "incoming":
             continue  # not split yet (split.py --source incoming)
         meta = tomllib.loads(screen.with_suffix(".toml").read_text(encoding="utf-8"))
+        parts = screen.relative_to(SCREENS).with_suffix("").parts
+        rel = "/".join(parts[1:] if parts[0] == "heldout" else parts)
         zone = meta.get("timezone", "UTC")
         found.append(Fixture(
             path=screen,
@@ -79,6 +89,7 @@ def all_fixtures() -> tuple[Fixture, ...]:
             hard_negative=bool(meta.get("hard_negative", False)),
             source=meta.get("source", ""),
             cursor=(meta.get("cursor_x", 0), meta["cursor_y"]) if "cursor_y" in meta else None,
+            group_keys=keys(rel, meta),
         ))
     return tuple(found)
 
@@ -96,3 +107,10 @@ def rules_for(provider: str) -> ScreenRules:
 def run(fx: Fixture) -> Classification:
     return classify(fx.text, rules_for(fx.provider), fx.captured_at, ZoneInfo(fx.timezone),
                     cursor=fx.cursor)
+
+
+def groups(fixtures: tuple[Fixture, ...] | list[Fixture]) -> dict[str, list[Fixture]]:
+    """Fixtures by source group (tests/support/screen_groups.py)."""
+    by_rel = {fx.rel: fx for fx in fixtures}
+    return {name: [by_rel[m.rel] for m in group] for name, group in grouped(
+        Member(fx.rel, fx.state, fx.group_keys) for fx in fixtures).items()}
