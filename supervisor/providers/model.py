@@ -8,6 +8,7 @@ are listed in `PLACEHOLDERS` and checked at load, so a typo fails loudly with th
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -160,13 +161,15 @@ class TranscriptSpec:
 
 
 class DeferredScreen:
-    """Screen rules built on first read, then kept (providers/screens.py says why). Two are
-    equal when their rules are."""
+    """Screen rules built on first read, then kept: every reader, on any thread, gets the
+    same object (providers/screens.py says why they wait). Two are equal when their rules
+    are."""
 
-    __slots__ = ("_build", "_rules")
+    __slots__ = ("_build", "_lock", "_rules")
 
     def __init__(self, build: Callable[[], ScreenRules]) -> None:
         self._build = build
+        self._lock = threading.Lock()
         self._rules: ScreenRules | None = None
 
     @property
@@ -175,7 +178,9 @@ class DeferredScreen:
 
     def get(self) -> ScreenRules:
         if self._rules is None:
-            self._rules = self._build()
+            with self._lock:
+                if self._rules is None:
+                    self._rules = self._build()
         return self._rules
 
     def __eq__(self, other: object) -> bool:
