@@ -9,6 +9,7 @@ atomically) and the ledger (append-only JSONL); the cache holds only what a run 
 from __future__ import annotations
 
 import os
+import sys
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,7 +49,9 @@ class Paths:
 
     @property
     def known_patterns_file(self) -> Path:
-        return self.cache_dir / "known-patterns.json"
+        """One per Python (`cpython-311`): the tray's bundled Python and the one running the
+        command line may differ, and each keeps its own."""
+        return self.cache_dir / f"known-patterns-{sys.implementation.cache_tag}.json"
 
 
 def resolve(environ: os._Environ[str] | dict[str, str] | None = None) -> Paths:
