@@ -3,8 +3,9 @@
 Each run of a command is paired with a run of the bare interpreter, in turn (A B A B …), and
 the ratio is taken pair by pair, so a machine whose speed drifts (a shared one) still gives a
 fair comparison. Bytecode is cached (in a temporary folder) as an installed package's would
-be, and each command runs once untimed first. `status` asks a tmux server that is not
-running (private socket name): what a user sees first on a fresh machine, and the time
+be, and each command runs once untimed first (which also fills Pitcrew's cache folder, as any
+earlier run would: the provider patterns known to compile). `status` asks a tmux server that
+is not running (private socket name): what a user sees first on a fresh machine, and the time
 spent before any agent is found. `--server` starts a private tmux server with one shell
 first, so `status` scans it too.
 

@@ -19,11 +19,11 @@ from typing import Any
 
 from pitcrew.supervisor.core.errors import ConfigError
 from pitcrew.supervisor.core.rules import ScreenRules
-from pitcrew.supervisor.core.screen import MARKER_STATES, ScreenState
 from pitcrew.supervisor.core.usage import UsageFields
 from pitcrew.supervisor.providers.model import (
     DEFAULT_SESSION_ID,
     Checker,
+    DeferredScreen,
     FieldRef,
     Launch,
     ProcessMatch,
@@ -34,6 +34,7 @@ from pitcrew.supervisor.providers.model import (
     SqliteQuery,
     TranscriptSpec,
 )
+from pitcrew.supervisor.providers.screens import KnownPatterns, deferred_screen
 from pitcrew.supervisor.providers.table import REQUIRED, Table, command, placeholders, regexes
 
 SCHEMA = 1
@@ -48,7 +49,12 @@ class Registry:
 
     providers: Mapping[str, Provider]
     errors: tuple[str, ...]
-    generic_screen: ScreenRules = field(default_factory=ScreenRules)  # common markers alone
+    generic: ScreenRules | DeferredScreen = field(default_factory=ScreenRules)
+
+    @property
+    def generic_screen(self) -> ScreenRules:
+        """The common markers alone, for a screen no provider claims."""
+        return self.generic if isinstance(self.generic, ScreenRules) else self.generic.get()
 
     def get(self, name: str) -> Provider | None:
         return self.providers.get(name)
@@ -57,16 +63,28 @@ class Registry:
         return iter(self.providers.values())
 
 
-def load_registry(shipped_dir: Path, user_dir: Path | None = None) -> Registry:
+def load_registry(
+    shipped_dir: Path, user_dir: Path | None = None, known_patterns: Path | None = None
+) -> Registry:
+    """Every provider in the two folders. `known_patterns`: the cache file of patterns that
+    compiled before (providers/screens.py), which spares checking them again."""
+    known = KnownPatterns(known_patterns)
+    registry = _load(shipped_dir, user_dir, known)
+    known.save()
+    return registry
+
+
+def _load(shipped_dir: Path, user_dir: Path | None, known: KnownPatterns) -> Registry:
     errors: list[str] = []
     shipped = _read_dir(shipped_dir, "providers", errors)
     user = _read_dir(user_dir, "providers (user)", errors) if user_dir else {}
     common: dict[str, Any] = shipped.pop(COMMON, ({}, None))[0]
     if COMMON in user:
         common = _merge(common, user.pop(COMMON)[0])
+    generic: ScreenRules | DeferredScreen
     try:  # checked once up front: a broken common file must not take every provider with it
-        generic = _screen(Table({}, "providers/_common.toml", "screen"),
-                          common.get("screen", {}), "providers/_common.toml")
+        generic = deferred_screen(Table({}, "providers/_common.toml", "screen"),
+                                  common.get("screen", {}), "providers/_common.toml", known)
     except ConfigError as exc:
         errors.append(f"{exc} (common markers not used)")
         common, generic = {}, ScreenRules()
@@ -76,13 +94,13 @@ def load_registry(shipped_dir: Path, user_dir: Path | None = None) -> Registry:
         over, over_src = user.get(name, ({}, None))
         if over:
             try:
-                providers[name] = build(name, _merge(base, over), common, over_src)
+                providers[name] = build(name, _merge(base, over), common, over_src, known)
                 continue
             except ConfigError as exc:
                 errors.append(f"{exc} (using the shipped definition)" if base else str(exc))
         if base:
             try:
-                providers[name] = build(name, base, common, base_src)
+                providers[name] = build(name, base, common, base_src, known)
             except ConfigError as exc:
                 errors.append(str(exc))
     return Registry(providers, tuple(errors), generic)
@@ -122,8 +140,10 @@ def build(
     data: Mapping[str, Any],
     common: Mapping[str, Any] | None = None,
     source: Path | None = None,
+    known: KnownPatterns | None = None,
 ) -> Provider:
-    """Turn one provider file's data into a `Provider`, or raise `ConfigError`."""
+    """Turn one provider file's data into a `Provider`, or raise `ConfigError`. Its screen
+    rules are checked now and compiled when first read (providers/screens.py)."""
     where = f"providers/{source.name if source else name + '.toml'}"
     if not _NAME.match(name):
         raise ConfigError(where, f"bad provider name {name!r} (use lowercase letters, digits, -)")
@@ -140,7 +160,8 @@ def build(
         launch=_launch(top.table("launch", required=True)),
         resume=_resume(top.table("resume", required=True)),
         sessions=_sessions(top.table("sessions")),
-        screen=_screen(top.table("screen"), (common or {}).get("screen", {}), where),
+        screen_rules=deferred_screen(top.table("screen"), (common or {}).get("screen", {}),
+                                     where, known or KnownPatterns()),
         checker=_checker(top.table("checker")) if "checker" in data else None,
         transcript=_transcript(top.table("transcript")) if "transcript" in data else None,
         usage=_usage(top.table("usage")) if "usage" in data else None,
@@ -242,78 +263,6 @@ def _sessions(t: Table) -> SessionStore:
     regexes(t, "id_pattern", [store.id_pattern])
     t.done()
     return store
-
-
-def _screen(t: Table, common: Mapping[str, Any], where: str) -> ScreenRules:
-    inherit = t.flag("inherit_common", True)
-    chrome = t.integer("chrome_lines", 15)
-    if not 3 <= chrome <= 200:
-        raise t.fail("chrome_lines", "expected 3..200")
-    markers = _markers(t.table("markers"))
-    fallback = _markers(t.table("fallback"))
-    c = t.table("causes")
-    causes = {key: regexes(c, key, c.strings(key)) for key in c.data}
-    screen = ScreenRules(
-        chrome_lines=chrome,
-        markers=markers,
-        causes=causes,
-        input=regexes(t, "input", t.strings("input")),
-        placeholders=regexes(t, "placeholders", t.strings("placeholders")),
-        transcript=regexes(t, "transcript", t.strings("transcript")),
-        turn=regexes(t, "turn", t.strings("turn")),
-        turn_end=regexes(t, "turn_end", t.strings("turn_end")),
-        input_last=t.flag("input_last", False),
-        overlay=regexes(t, "overlay", t.strings("overlay")),
-        input_frame=next(iter(regexes(t, "input_frame", [t.text("input_frame")]
-                                       if t.text("input_frame") else [])), None),
-        continue_message=t.text("continue_message"),
-        fallback=fallback,
-        banners=regexes(t, "banners", t.strings("banners")),
-        progress_ignore=regexes(t, "progress_ignore", t.strings("progress_ignore")),
-        goodbye=regexes(t, "goodbye", t.strings("goodbye")),
-    )
-    for rx in screen.input:
-        if "text" not in rx.groupindex:
-            raise t.fail("input", f"pattern {rx.pattern!r} needs a (?P<text>…) group")
-    t.done()
-    if inherit and common:
-        base = _screen(Table(common, where, "common.screen"), {}, where)
-        screen = ScreenRules(
-            chrome_lines=screen.chrome_lines,
-            markers={s: screen.markers.get(s, ()) + base.markers.get(s, ())
-                     for s in screen.markers.keys() | base.markers.keys()},
-            causes={c: screen.causes.get(c, ()) + base.causes.get(c, ())
-                    for c in screen.causes.keys() | base.causes.keys()},
-            input=screen.input or base.input,
-            input_frame=screen.input_frame or base.input_frame,
-            placeholders=screen.placeholders + base.placeholders,
-            transcript=screen.transcript + base.transcript,
-            turn=screen.turn or base.turn,
-            turn_end=screen.turn_end or base.turn_end,
-            input_last=screen.input_last,
-            overlay=screen.overlay + base.overlay,
-            continue_message=screen.continue_message,
-            fallback={s: screen.fallback.get(s, ()) + base.fallback.get(s, ())
-                      for s in screen.fallback.keys() | base.fallback.keys()},
-            banners=screen.banners + base.banners,
-            progress_ignore=screen.progress_ignore + base.progress_ignore,
-            goodbye=screen.goodbye + base.goodbye,
-        )
-    return screen
-
-
-def _markers(m: Table) -> dict[ScreenState, tuple[re.Pattern[str], ...]]:
-    """A table of state -> list of regexes (`markers`, `fallback`)."""
-    out: dict[ScreenState, tuple[re.Pattern[str], ...]] = {}
-    for key in m.data:
-        try:
-            state = ScreenState(key)
-        except ValueError:
-            state = None
-        if state not in MARKER_STATES:
-            raise m.fail(key, f"not a marker state (one of {', '.join(sorted(MARKER_STATES))})")
-        out[state] = regexes(m, key, m.strings(key))
-    return out
 
 
 def _checker(t: Table) -> Checker:

@@ -8,7 +8,8 @@ are listed in `PLACEHOLDERS` and checked at load, so a typo fails loudly with th
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+import threading
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -159,6 +160,37 @@ class TranscriptSpec:
     result: RecordPick | None = None
 
 
+class DeferredScreen:
+    """Screen rules built on first read, then kept: every reader, on any thread, gets the
+    same object (providers/screens.py says why they wait). Two are equal when their rules
+    are."""
+
+    __slots__ = ("_build", "_lock", "_rules")
+
+    def __init__(self, build: Callable[[], ScreenRules]) -> None:
+        self._build = build
+        self._lock = threading.Lock()
+        self._rules: ScreenRules | None = None
+
+    @property
+    def built(self) -> bool:
+        return self._rules is not None
+
+    def get(self) -> ScreenRules:
+        if self._rules is None:
+            with self._lock:
+                if self._rules is None:
+                    self._rules = self._build()
+        return self._rules
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, DeferredScreen):
+            return self.get() == other.get()
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # as unhashable as the rules it holds
+
+
 @dataclass(frozen=True, slots=True)
 class Provider:
     name: str
@@ -167,7 +199,7 @@ class Provider:
     launch: Launch
     resume: Resume
     sessions: SessionStore
-    screen: ScreenRules
+    screen_rules: ScreenRules | DeferredScreen   # read it as `screen`
     checker: Checker | None = None
     transcript: TranscriptSpec | None = None
     usage: UsageFields | None = None      # where its session files record token usage
@@ -175,6 +207,12 @@ class Provider:
     install: str = ""
     verified: Mapping[str, str] = field(default_factory=dict)
     source: Path | None = None
+
+    @property
+    def screen(self) -> ScreenRules:
+        """What the CLI's own UI looks like; compiled on first read when loaded from a file."""
+        rules = self.screen_rules
+        return rules if isinstance(rules, ScreenRules) else rules.get()
 
     @property
     def can_check(self) -> bool:

@@ -30,7 +30,8 @@ class AppContext:
 def load_context(tmux_socket: str | None = None) -> AppContext:
     paths = resolve()
     loaded = load_config(paths.config_file)
-    registry = load_registry(resources.providers_dir(), paths.user_providers_dir)
+    registry = load_registry(resources.providers_dir(), paths.user_providers_dir,
+                             paths.known_patterns_file)
     socket = tmux_socket or os.environ.get("PITCREW_TMUX_SOCKET") or loaded.config.tmux_socket
     unknown = [
         f"{paths.config_file.name}: providers.disabled: no provider named {name!r}"

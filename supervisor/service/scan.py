@@ -8,7 +8,9 @@ is simply absent from the result.
 
 `find_terminal` turns what a user types (`%3`, `work:1.0`, `work`, `default:%3`) into one
 of these terminals, against the live server; `pitcrew send` and `pitcrew seat bind` both use
-it, so what `pitcrew status` prints is what they accept. It imports no part of the loop.
+it, so what `pitcrew status` prints is what they accept. It imports no part of the loop, and
+what only a pane needs (psutil, session files, the classifier) when a pane is looked at:
+`pitcrew status` with no tmux server, or no agent, starts without them.
 """
 
 from __future__ import annotations
@@ -18,9 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from pitcrew.supervisor.adapters import processes, sessions
 from pitcrew.supervisor.adapters.tmux import PaneInfo, Tmux
-from pitcrew.supervisor.core.classifier import classify
 from pitcrew.supervisor.core.errors import PitcrewError
 from pitcrew.supervisor.core.screen import Classification, ScreenState
 from pitcrew.supervisor.providers.model import Provider
@@ -89,6 +89,8 @@ def inspect_pane(
     local: dt.tzinfo,
     read_screens: bool = True,
 ) -> Terminal | None:
+    from pitcrew.supervisor.adapters import processes  # psutil: once there is a pane
+
     agent = None
     env: dict[str, str] | None = None
     if pane.dead:
@@ -103,6 +105,9 @@ def inspect_pane(
         env = processes.environ(agent.pid) or None  # the agent's HOME / config-dir overrides
     if provider is None:
         return None
+    from pitcrew.supervisor.adapters import sessions  # once there is an agent
+    from pitcrew.supervisor.core.classifier import classify
+
     ref = None
     if cwd:
         home = Path(env["HOME"]) if env and env.get("HOME") else None

@@ -1,14 +1,15 @@
 """Where Pitcrew keeps its files.
 
-`PITCREW_HOME` moves everything Pitcrew writes (config, state, ledger, logs) into one folder;
-tests rely on it. Without it, platformdirs' per-user directories are used. Three kinds of files
-are kept apart: config (TOML the user edits), state (machine-written, replaced atomically) and
-the ledger (append-only JSONL).
+`PITCREW_HOME` moves everything Pitcrew writes (config, state, ledger, logs, cache) into one
+folder; tests rely on it. Without it, platformdirs' per-user directories are used. Three kinds
+of files are kept apart: config (TOML the user edits), state (machine-written, replaced
+atomically) and the ledger (append-only JSONL); the cache holds only what a run can rebuild.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +25,7 @@ class Paths:
     data_dir: Path
     log_dir: Path
     runtime_dir: Path
+    cache_dir: Path      # what can be thrown away: a run without it is only slower
 
     @property
     def config_file(self) -> Path:
@@ -45,18 +47,25 @@ class Paths:
     def log_file(self) -> Path:
         return self.log_dir / "pitcrew.log"
 
+    @property
+    def known_patterns_file(self) -> Path:
+        """One per Python (`cpython-311`): the tray's bundled Python and the one running the
+        command line may differ, and each keeps its own."""
+        return self.cache_dir / f"known-patterns-{sys.implementation.cache_tag}.json"
+
 
 def resolve(environ: os._Environ[str] | dict[str, str] | None = None) -> Paths:
     env = os.environ if environ is None else environ
     home = env.get("PITCREW_HOME")
     if home:
         root = Path(home).expanduser()
-        return Paths(root, root, root / "logs", root / "run")
+        return Paths(root, root, root / "logs", root / "run", root / "cache")
     return Paths(
         config_dir=Path(platformdirs.user_config_dir(APP)),
         data_dir=Path(platformdirs.user_data_dir(APP)),
         log_dir=Path(platformdirs.user_log_dir(APP)),
         runtime_dir=_runtime_dir(),
+        cache_dir=Path(platformdirs.user_cache_dir(APP)),
     )
 
 

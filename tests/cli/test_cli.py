@@ -126,6 +126,21 @@ def test_a_corrupt_provider_file_is_named_and_the_rest_still_work(pitcrew_home: 
     assert "claude" in out.stdout and "codex" in out.stdout
 
 
+def test_a_bad_screen_pattern_is_one_line_on_every_run(pitcrew_home: Path) -> None:
+    """The second run reads the known patterns from the cache folder: the bad one is not
+    among them, so it is named again, never a traceback when a screen is first read."""
+    (pitcrew_home / "providers").mkdir()
+    (pitcrew_home / "providers" / "codex.toml").write_text(
+        "[screen.markers]\nbusy = ['(unclosed']\n")
+    for _ in range(2):
+        out = pitcrew("status")
+        assert out.returncode == 0
+        assert out.stderr.splitlines() == [
+            "pitcrew: providers/codex.toml: screen.markers.busy: bad regex '(unclosed': "
+            "missing ), unterminated subpattern at position 0 (using the shipped definition)"]
+    assert list((pitcrew_home / "cache").glob("known-patterns-*.json"))
+
+
 def test_a_corrupt_config_is_named_and_pitcrew_runs_on_defaults(pitcrew_home: Path) -> None:
     (pitcrew_home / "config.toml").write_text("[watch]\npoll_interval = 'soon'\n")
     out = pitcrew("status")

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.tmux_server import TmuxServer
+
 HEAVY = ("pitcrew.supervisor.service", "pitcrew.supervisor.api", "pitcrew.desktop",
          "PySide6", "apscheduler", "psutil")
 
@@ -47,13 +49,27 @@ def test_help_pages_load_no_command(command: str) -> None:
     assert heavy(modules, (*HEAVY, "pitcrew.supervisor.cli.commands")) == []
 
 
+NOT_FOR_STATUS = ("pitcrew.supervisor.api", "pitcrew.desktop", "PySide6", "apscheduler",
+                  "pitcrew.supervisor.adapters.ssh", "pitcrew.supervisor.service.loop", "sqlite3")
+# what only an agent's pane needs: its session files and the classifier of its screen
+PER_AGENT = ("pitcrew.supervisor.core.classifier", "pitcrew.supervisor.adapters.sessions")
+
+
 def test_status_loads_no_report_ssh_qt_or_scheduler() -> None:
-    """`status` with no remote hosts: the scan, not the supervisor's service layer."""
+    """`status` with no remote hosts: the scan, not the supervisor's service layer; with no
+    tmux server, not even psutil."""
     modules, stdout = loaded("--tmux-socket", "pitcrew-test-absent", "status")
     assert "No tmux server is running" in stdout
-    assert heavy(modules, ("pitcrew.supervisor.api", "pitcrew.desktop", "PySide6",
-                           "apscheduler", "pitcrew.supervisor.adapters.ssh",
-                           "pitcrew.supervisor.service.loop", "sqlite3")) == []
+    assert "pitcrew.supervisor.providers.loader" in modules
+    assert heavy(modules, (*NOT_FOR_STATUS, *PER_AGENT, "psutil")) == []
+
+
+def test_status_over_panes_with_no_agent_loads_no_classifier(tmux: TmuxServer) -> None:
+    tmux.start("exec sleep 600")
+    modules, stdout = loaded("--tmux-socket", tmux.name, "status")
+    assert "No agent terminals on tmux server" in stdout
+    assert "psutil" in modules                          # each pane's processes were read
+    assert heavy(modules, (*NOT_FOR_STATUS, *PER_AGENT)) == []
 
 
 def test_an_internal_error_still_reaches_the_log_file(pitcrew_home: Path) -> None:

@@ -12,9 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from pitcrew import resources
 from pitcrew.supervisor.core.screen import ScreenState
+from pitcrew.supervisor.providers.loader import load_registry
+from pitcrew.supervisor.providers.model import DeferredScreen
 from pitcrew.supervisor.service.scan import scan
-from tests.service.fakes import LIMIT, T0, RecordingTmux, registry
+from tests.service.fakes import FAKE_AGENT_DIR, LIMIT, T0, RecordingTmux, registry
 
 NOW = dt.datetime.fromtimestamp(T0, dt.UTC)
 NO_SUCH_PID = 4_194_304 + 4242     # above any Linux pid_max: no process has it
@@ -64,6 +67,17 @@ def test_panes_without_an_agent_are_not_terminals() -> None:
     dead_agent(tmux, "%1", command="bash")                 # a shell that ended
     tmux.add("%2", pid=NO_SUCH_PID, command="bash")        # a pane whose process is gone
     assert scan(tmux, registry(), NOW, dt.UTC) == []  # type: ignore[arg-type]
+
+
+def test_only_the_screens_of_the_agents_found_are_compiled() -> None:
+    fresh = load_registry(resources.providers_dir(), FAKE_AGENT_DIR)
+    tmux = RecordingTmux()
+    dead_agent(tmux, "%1")
+    tmux.add("%2", pid=NO_SUCH_PID, command="bash")
+    scan(tmux, fresh, NOW, dt.UTC)  # type: ignore[arg-type]
+    assert [p.name for p in fresh
+            if isinstance(p.screen_rules, DeferredScreen) and p.screen_rules.built] == [
+        "fakeagent"]
 
 
 def test_without_screens_nothing_is_captured() -> None:
