@@ -31,6 +31,7 @@ from pitcrew.supervisor.adapters.notifier import Gate
 from pitcrew.supervisor.adapters.processes import LaunchStyle
 from pitcrew.supervisor.adapters.scheduler import JobScheduler
 from pitcrew.supervisor.adapters.ssh import control_dir
+from pitcrew.supervisor.adapters.tmux_places import Places
 from pitcrew.supervisor.api.build import ViewCache, build_view
 from pitcrew.supervisor.api.commands import Command
 from pitcrew.supervisor.api.view import View
@@ -62,6 +63,7 @@ from pitcrew.supervisor.service.events import (
     Topology,
     Wakeup,
 )
+from pitcrew.supervisor.service.fleet import FleetKeeper
 from pitcrew.supervisor.service.hosts import (
     HostEvent,
     HostGate,
@@ -163,6 +165,8 @@ class Supervisor:
         self.book.parts["own_typing"] = self.startup.typing_json
         self.effects.persist = self.book.save
         self.autopilot.can_record = lambda: not self.ledger.failing
+        self.fleet = FleetKeeper(app.paths.fleet_file, Places(self.tmux), self.tmux.list_panes,
+                                 self.watched, self.clock.mono)   # for `pitcrew restore`
         self._tmux_trouble: str | None = None
         self._housekept = -1e9
 
@@ -383,6 +387,7 @@ class Supervisor:
             if self.events.empty() or mono - self._housekept >= HOUSEKEEPING_EVERY:
                 self._housekept = mono
                 self.housekeeper.run()
+                self.fleet.tick()
         except (TmuxTimeout, TmuxNotFound) as exc:
             if self._tmux_trouble is None:
                 log.error("%s; keeping what is known and trying again", exc)
