@@ -17,6 +17,7 @@ import logging
 import os
 import queue
 import threading
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -41,6 +42,7 @@ from pitcrew.supervisor.core.records import Badge, Phase, Superseded
 from pitcrew.supervisor.core.settings import Mode
 from pitcrew.supervisor.service import deliveries as delivery_store
 from pitcrew.supervisor.service import launches as launch_store
+from pitcrew.supervisor.service import restoring
 from pitcrew.supervisor.service.app_context import AppContext
 from pitcrew.supervisor.service.autopilot import AutopilotService
 from pitcrew.supervisor.service.control_sessions import ControlSessions
@@ -359,6 +361,7 @@ class Supervisor:
         self.exits.start()
         self.hosts.start()
         self.start()
+        self.restore_at_start()
         try:
             while not stop.is_set():
                 try:
@@ -402,6 +405,19 @@ class Supervisor:
     def start(self) -> None:
         """What a (re)start picks up (service/startup.py)."""
         self.startup.start()
+
+    def restore_at_start(self) -> None:
+        """Agents from before a restart of tmux that the server lacks: `[watch] restore`."""
+        places = Places(self.tmux)
+        restoring.at_start(
+            self.settings.current().restore, self.fleet.from_before(), places,
+            self.app.registry, lambda: restoring.Restorer(
+                places, processes.shell_at_prompt, self.queue_continue, self.ledger,
+                self.clock.wall, self.clock.mono, time.sleep, trigger="restore at start"))
+
+    def queue_continue(self, key: str, text: str) -> None:
+        """The continue for a restored mid-task agent: a delivery, typed once it is ready."""
+        self.deliveries.queue(key, text, kind="restore", wait=True)
 
     def shutdown(self) -> None:
         self.effects.flush()
