@@ -3,8 +3,11 @@ continue queued once, a ledger row per agent."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+import pytest
 
 from pitcrew.supervisor.core.errors import TmuxError
 from pitcrew.supervisor.core.fleet import AgentPlace, Launched, PanePlace, WindowPlace
@@ -12,8 +15,8 @@ from pitcrew.supervisor.core.records import Badge, Decision
 from pitcrew.supervisor.core.recovery import CONTINUE_MESSAGE
 from pitcrew.supervisor.core.restore_plan import CliCommands, plan
 from pitcrew.supervisor.core.rules import Command
-from pitcrew.supervisor.service.restoring import Restorer, describe
-from tests.service.fakes import FakeClock
+from pitcrew.supervisor.service.restoring import Restorer, at_start, describe
+from tests.service.fakes import FakeClock, provider
 
 SID = "0f3c2a1e-1111-4222-8333-944445555666"
 FAKE = CliCommands(Command(("fakeagent",)), Command(("fakeagent", "--resume", "{session_id}")),
@@ -136,3 +139,35 @@ def test_the_plan_in_words_names_what_is_made_started_and_typed() -> None:
     assert "was mid-task: once it is ready, typed: Continue from where" in text
     assert "work:2 ('web') exists already: left alone" in text
     assert "MARK" not in text
+
+
+class Server(Places):
+    """`Places` with what the server has now, for the watcher's start."""
+
+    def __init__(self, sessions: set[str], windows: set[tuple[str, int]]) -> None:
+        super().__init__()
+        self.have = (sessions, windows)
+
+    def windows(self) -> tuple[set[str], set[tuple[str, int]]]:
+        return self.have
+
+
+def test_at_start_ask_says_how_many_in_one_line_and_does_nothing(
+        caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="pitcrew")
+    places = Server({"work"}, {("work", 2)})
+    count = at_start("ask", record(), places, [provider()], lambda: restorer(places)[0])
+    lines = [r.getMessage() for r in caplog.records]
+    assert count == 1 and not places.calls
+    assert lines == ["1 agent from before the restart can be restored: pitcrew restore"]
+
+
+def test_at_start_auto_restores_and_off_or_nothing_missing_does_nothing() -> None:
+    places = Server(set(), set())
+    assert at_start("off", record(), places, [provider()], lambda: restorer(places)[0]) == 0
+    assert not places.calls
+    full = Server({"work"}, {("work", 1), ("work", 2)})
+    assert at_start("auto", record(), full, [provider()], lambda: restorer(full)[0]) == 0
+    assert not full.calls
+    assert at_start("auto", record(), places, [provider()], lambda: restorer(places)[0]) == 2
+    assert [c[0] for c in places.calls].count("respawn") == 2
