@@ -116,6 +116,7 @@ def test_after_a_restart_every_agent_comes_back_in_its_own_session_and_one_conti
             message=lambda: f"the fleet record: {recorded(home, tmux)}")
         running = agents(tmux)
         old_ids = {a.session_id for a in recorded(home, tmux)}
+        mid = next(a.session_id for a in recorded(home, tmux) if a.task == "work 60")
     finally:
         w.proc.kill()                                    # as a reboot does: no goodbye
         w.proc.wait(10)
@@ -147,7 +148,6 @@ def test_after_a_restart_every_agent_comes_back_in_its_own_session_and_one_conti
         assert now["work:0"].environ()["SHELL_MARK"] == "only-in-bash"
         assert now["docs:0"].environ()["DOCS_MARK"] == "behind-env"
         assert psutil.Process(now["work:0"].ppid()).name() == "bash"   # typed at a bash
-        mid = next(a.session_id for a in recorded(home, tmux) if a.task == "work 60")
         wait_until(lambda: (mid, CONTINUE_MESSAGE) in prompts(tmux), 40,
                    message=lambda: f"the continue typed: {prompts(tmux)}\n" + "\n".join(w.lines))
         again = restore(tmux)
