@@ -349,3 +349,15 @@ def test_a_bad_timeout_is_one_line_and_keeps_its_default(tmp_path: Path) -> None
         "using the default")
     assert loaded.config.timeouts_for("x").soft == 1200.0
     assert loaded.config.loop_rule() is not None
+
+
+def test_the_restore_setting_defaults_to_ask_and_a_bad_value_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    assert load_config(path).config.restore == "ask"
+    path.write_text('[watch]\nrestore = "auto"\n')
+    assert load_config(path).config.restore == "auto"
+    path.write_text('[watch]\nrestore = "always"\n')
+    loaded = load_config(path)
+    assert loaded.config.restore == "ask"
+    assert loaded.errors == ('config.toml: watch.restore: expected "ask", "auto" or "off", '
+                             "got 'always'; using the default",)

@@ -131,6 +131,20 @@ def _messaging(sub: _Sub) -> None:
     p.add_argument("--wait", action="store_true", help="queue it even if that terminal is "
                    "not there yet (by pane id or terminal key)")
 
+    p = sub.add("restore", "restore_cmd:restore",
+                "put the agents from before a restart back where they were",
+                "After the tmux server (or the machine) restarted: recreates the missing "
+                "sessions, windows and panes (names, folders, layout) that Pitcrew recorded "
+                "while watching, starts each agent the way it was started in its own session, "
+                "and has the running Pitcrew ask only the agents that were mid-task to "
+                "continue. Windows that exist are left alone, so running it twice changes "
+                "nothing.")
+    p.add_argument("session", nargs="*", metavar="SESSION",
+                   help="only these tmux sessions (default: all)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the plan (sessions, windows, agents, what is typed) and do "
+                   "nothing")
+
     p = sub.add("rerun", "team_cmds:rerun",
                 "start a terminal's agent in a fresh session and send its task again",
                 "Needs a running Pitcrew; the ledger's Rerun row names both sessions.")

@@ -193,6 +193,7 @@ class Badge(enum.StrEnum):
     TIMED_OUT = "Timed out"          # a task timeout passed (soft, hard, not started)
     LOOPING = "Looping"              # the agent keeps repeating the same steps
     RERUN = "Rerun"                  # ours: a fresh session, asked for by the user
+    RESTORED = "Restored"            # ours: put back after a restart (`pitcrew restore`)
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,7 @@ import logging
 import os
 import queue
 import threading
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -31,6 +32,7 @@ from pitcrew.supervisor.adapters.notifier import Gate
 from pitcrew.supervisor.adapters.processes import LaunchStyle
 from pitcrew.supervisor.adapters.scheduler import JobScheduler
 from pitcrew.supervisor.adapters.ssh import control_dir
+from pitcrew.supervisor.adapters.tmux_places import Places
 from pitcrew.supervisor.api.build import ViewCache, build_view
 from pitcrew.supervisor.api.commands import Command
 from pitcrew.supervisor.api.view import View
@@ -40,6 +42,7 @@ from pitcrew.supervisor.core.records import Badge, Phase, Superseded
 from pitcrew.supervisor.core.settings import Mode
 from pitcrew.supervisor.service import deliveries as delivery_store
 from pitcrew.supervisor.service import launches as launch_store
+from pitcrew.supervisor.service import restoring
 from pitcrew.supervisor.service.app_context import AppContext
 from pitcrew.supervisor.service.autopilot import AutopilotService
 from pitcrew.supervisor.service.control_sessions import ControlSessions
@@ -62,6 +65,7 @@ from pitcrew.supervisor.service.events import (
     Topology,
     Wakeup,
 )
+from pitcrew.supervisor.service.fleet import FleetKeeper
 from pitcrew.supervisor.service.hosts import (
     HostEvent,
     HostGate,
@@ -163,6 +167,8 @@ class Supervisor:
         self.book.parts["own_typing"] = self.startup.typing_json
         self.effects.persist = self.book.save
         self.autopilot.can_record = lambda: not self.ledger.failing
+        self.fleet = FleetKeeper(app.paths.fleet_file, Places(self.tmux), self.tmux.list_panes,
+                                 self.watched, self.clock.mono)   # for `pitcrew restore`
         self._tmux_trouble: str | None = None
         self._housekept = -1e9
 
@@ -355,6 +361,7 @@ class Supervisor:
         self.exits.start()
         self.hosts.start()
         self.start()
+        self.restore_at_start()
         try:
             while not stop.is_set():
                 try:
@@ -383,6 +390,7 @@ class Supervisor:
             if self.events.empty() or mono - self._housekept >= HOUSEKEEPING_EVERY:
                 self._housekept = mono
                 self.housekeeper.run()
+                self.fleet.tick()
         except (TmuxTimeout, TmuxNotFound) as exc:
             if self._tmux_trouble is None:
                 log.error("%s; keeping what is known and trying again", exc)
@@ -397,6 +405,19 @@ class Supervisor:
     def start(self) -> None:
         """What a (re)start picks up (service/startup.py)."""
         self.startup.start()
+
+    def restore_at_start(self) -> None:
+        """Agents from before a restart of tmux that the server lacks: `[watch] restore`."""
+        places = Places(self.tmux)
+        restoring.at_start(
+            self.settings.current().restore, self.fleet.from_before(), places,
+            self.app.registry, lambda: restoring.Restorer(
+                places, processes.shell_at_prompt, self.queue_continue, self.ledger,
+                self.clock.wall, self.clock.mono, time.sleep, trigger="restore at start"))
+
+    def queue_continue(self, key: str, text: str) -> None:
+        """The continue for a restored mid-task agent: a delivery, typed once it is ready."""
+        self.deliveries.queue(key, text, kind="restore", wait=True)
 
     def shutdown(self) -> None:
         self.effects.flush()

@@ -32,6 +32,10 @@ socket = ""
 [watch]
 # Seconds between checks when tmux sends no event (fallback polling).
 poll_interval = 2.0
+# After a restart of tmux or of the machine, agents Pitcrew recorded are missing: "ask" —
+# say how many can be put back (`pitcrew restore`); "auto" — put them back when Pitcrew
+# starts; "off" — neither. See docs/restore.md.
+restore = "ask"
 
 [providers]
 # Agent CLIs to ignore, by provider name (see `pitcrew providers`).
@@ -109,6 +113,7 @@ max_period = 4
 class Config:
     tmux_socket: str | None = None
     poll_interval: float = 2.0
+    restore: str = "ask"                # "ask" | "auto" | "off" (docs/restore.md)
     disabled_providers: tuple[str, ...] = ()
     autopilot: bool = False
     ask_to_continue: bool = True
@@ -281,6 +286,12 @@ def _count(low: int, high: int) -> Callable[[Any], int]:
     return convert
 
 
+def _restore(value: Any) -> str:
+    if value not in ("ask", "auto", "off"):
+        raise ValueError(f'expected "ask", "auto" or "off", got {value!r}')
+    return str(value)
+
+
 def _mode(value: Any) -> str:
     if value not in ("ai", "timer"):
         raise ValueError(f'expected "ai" or "timer", got {value!r}')
@@ -311,6 +322,7 @@ def _names(value: Any) -> tuple[str, ...]:
 _FIELDS: dict[tuple[str, str], tuple[str, Callable[[Any], Any]]] = {
     ("tmux", "socket"): ("tmux_socket", _socket),
     ("watch", "poll_interval"): ("poll_interval", _interval),
+    ("watch", "restore"): ("restore", _restore),
     ("providers", "disabled"): ("disabled_providers", _names),
     ("autopilot", "enabled"): ("autopilot", _flag),
     ("autopilot", "ask_to_continue"): ("ask_to_continue", _flag),

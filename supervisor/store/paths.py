@@ -40,6 +40,10 @@ class Paths:
         return self.data_dir / "state.json"
 
     @property
+    def fleet_file(self) -> Path:
+        return self.data_dir / "fleet.json"
+
+    @property
     def ledger_file(self) -> Path:
         return self.data_dir / "autopilot-ledger.jsonl"
 

@@ -52,8 +52,15 @@ def save(path: Path, snap: Snapshot) -> None:
         "terminals": {key: _terminal_json(t) for key, t in snap.terminals.items()},
         **({"extra": dict(snap.extra)} if snap.extra else {}),
     }
+    write_json(path, data)
+
+
+def write_json(path: Path, data: object) -> None:
+    """Replace `path` with `data` as JSON, atomically: a temporary file in the same folder
+    (created 0600: private to the user), fsync'd, renamed over the old one, and the folder
+    fsync'd. A reader sees the old file or the new one, never half of each."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".state-", suffix=".json", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}-", suffix=".json", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             json.dump(data, fh, indent=1, sort_keys=True)

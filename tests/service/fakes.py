@@ -25,7 +25,7 @@ from typing import Any
 from pitcrew import resources
 from pitcrew.supervisor.adapters.notifier import Message
 from pitcrew.supervisor.adapters.processes import ProcInfo
-from pitcrew.supervisor.adapters.tmux import PaneInfo, ServerIdentity
+from pitcrew.supervisor.adapters.tmux import PaneInfo, ServerIdentity, TmuxResult
 from pitcrew.supervisor.core.errors import TmuxError
 from pitcrew.supervisor.core.plain_text import refusal
 from pitcrew.supervisor.core.policy import RestartPolicy
@@ -231,6 +231,11 @@ class RecordingTmux:
         if self.server_pid is None:
             return None
         return ServerIdentity(f"/tmp/tmux-0/{self._label}", self.server_pid, int(T0) - 3600)
+
+    def run(self, *args: str, path: str | None = None) -> TmuxResult:
+        """Any other tmux command (window listings for the fleet record): nothing."""
+        self._call("run", *args)
+        return TmuxResult(tuple(args), 0, "", "")
 
     def list_panes(self, reap: bool = True) -> list[PaneInfo]:
         self._call("list_panes", reap)
