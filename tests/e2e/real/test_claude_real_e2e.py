@@ -9,8 +9,9 @@ alone has the API's address exported, and as the pane's own command.
 * kill -9 of the claude process mid-task (the stand-in streams its answer slowly) → resumed
   with `--resume <its session>` at that same shell (or in that same pane), the stand-in gets a
   request that carries the earlier conversation, and exactly one continue;
-* `/exit`, Ctrl-D twice, Ctrl-C twice → its goodbye, then the shell's prompt: nothing typed,
-  no `Resumed` row;
+* `/exit`, Ctrl-D twice, Ctrl-C twice, with the task done or mid-task → its goodbye, then the
+  shell's prompt: nothing typed, no `Resumed` row (and `/exit` mid-task as the pane's command:
+  nothing respawned);
 * a permission menu → nothing typed.
 """
 
