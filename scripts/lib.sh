@@ -24,6 +24,9 @@ TEST_PACKAGES=(
   openssh-server openssh-client        # a private sshd on 127.0.0.1 for the remote-host tests
   chromium                             # renders the HTML incident report in its test
 )
+# The real agent CLIs' tests (tests/e2e/real/) install the CLIs with npm; node runs their
+# postinstall steps. Only when no node/npm is on PATH (a fresh machine) are these installed.
+NODE_PACKAGES=(nodejs npm)
 
 # ensure_packages PKG... — install the Debian packages that are missing (apt, as root or sudo).
 ensure_packages() {
@@ -62,7 +65,35 @@ ensure_system_packages() {  # runtime | test
   local pkgs=("${RUNTIME_PACKAGES[@]}")
   [ "${1:-runtime}" = test ] && pkgs+=("${TEST_PACKAGES[@]}")
   python3 -c 'import ensurepip, venv' 2>/dev/null || pkgs+=(python3-venv)
+  if [ "${1:-runtime}" = test ] && ! { command -v node && command -v npm; } >/dev/null; then
+    pkgs+=("${NODE_PACKAGES[@]}")
+  fi
   ensure_packages "${pkgs[@]}"
+}
+
+# ensure_real_clis — the real agent CLIs of tests/e2e/real/clis.txt, each at its pinned version
+# in build/realcli/<dir>-<version>/ (npm install --prefix; skipped when that version is there).
+# Nothing is installed globally, and the CLIs never update themselves there (the tests run them
+# with DISABLE_AUTOUPDATER=1).
+ensure_real_clis() {
+  local list="$PITCREW_ROOT/tests/e2e/real/clis.txt" dir pkg version prefix bin
+  command -v npm >/dev/null || die "npm is needed to install the real CLIs the tests run"
+  while read -r dir pkg version; do
+    case "$dir" in ''|'#'*) continue ;; esac
+    prefix="$PITCREW_ROOT/build/realcli/$dir-$version"
+    bin="$prefix/node_modules/.bin/$dir"
+    if [ -x "$bin" ] && [ -f "$prefix/.installed" ]; then
+      continue
+    fi
+    say "installing $pkg@$version into ${prefix#"$PITCREW_ROOT"/}"
+    rm -rf "$prefix"
+    mkdir -p "$prefix"
+    npm install --prefix "$prefix" --no-audit --no-fund --no-save --loglevel=error \
+      "$pkg@$version" >/dev/null || die "npm could not install $pkg@$version"
+    DISABLE_AUTOUPDATER=1 HOME="$prefix" "$bin" --version 2>/dev/null | grep -qF "$version" \
+      || die "$pkg@$version installed, but $bin --version does not say $version"
+    touch "$prefix/.installed"
+  done < "$list"
 }
 
 # ensure_venv [EXTRAS] — .venv with Pitcrew installed (editable), plus optional extras.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Run the whole test suite on this machine, installing what it needs first: the system
-# packages (tmux, Xvfb, a tray host, dbus, dunst, gnome-keyring), a virtual environment with
-# Pitcrew and its test extras, then lint (ruff), types (mypy) and pytest. The tests start their
+# packages (tmux, Xvfb, a tray host, dbus, dunst, gnome-keyring, node/npm), a virtual
+# environment with Pitcrew and its test extras, the real agent CLIs at their pinned versions
+# (tests/e2e/real/clis.txt, into build/realcli/), then lint (ruff), types (mypy) and pytest. The tests start their
 # own isolated tmux servers and a private Xvfb. Extra arguments go to pytest.
 #
 # The tests run on several workers (pytest-xdist): most end-to-end tests wait on real time (an
@@ -18,6 +19,7 @@ cd "$PITCREW_ROOT"
 ensure_system_packages test
 ensure_venv test
 stage_pkgroot
+ensure_real_clis
 
 export PITCREW_TEST_REQUIRE_DESKTOP=1   # a missing desktop piece fails, never skips
 unset DISPLAY WAYLAND_DISPLAY DBUS_SESSION_BUS_ADDRESS PITCREW_HOME PITCREW_TMUX_SOCKET

@@ -57,6 +57,9 @@ def refusal(text: str) -> str | None:
 
 # how shell prompts end (bash/sh `$ `/`# `, zsh `% `, starship/pure `❯ `, oh-my-zsh's
 # `➜  api git:(main) `, `[user@host dir]$ `)
+# what a dead full-screen program's frame leaves on a row: box drawing (U+2500–U+257F), block
+# elements (U+2580–U+259F) and the few other rules CLIs draw with
+FRAME_REMNANT = re.compile("[\u2500-\u259f\u2013\u2014\u2015]+")
 PROMPT_MARKS = ("$", "#", "%", ">", "❯", "➜", "→", "»", "λ", "›", "▸", ":", ")", "]")
 
 
@@ -66,7 +69,13 @@ def empty_command_line(row: str, cursor_x: int) -> bool:
     `git:(main) `) and no
     text starts at the cursor (a right-hand prompt further right is not typed text). A line
     the user has typed on (`$ ls -la`) is not empty; neither is a prompt this cannot tell,
-    so nothing is typed after it (the user is told instead)."""
+    so nothing is typed after it (the user is told instead).
+
+    Box-drawing and block characters right of the cursor are what a full-screen program that
+    died left on that row, not typed text: a shell draws its prompt over the old screen
+    without clearing the rest of the row. Claude Code killed in a pane leaves its input
+    box's rule there, and bash's `$ ` lands on it: `$ ────────…` (seen with claude 2.1.197,
+    tests/e2e/real/). Nobody types those characters at a shell prompt."""
     before, after = row[:cursor_x], row[cursor_x:]
     return (before.endswith(" ") and before.rstrip().endswith(PROMPT_MARKS)
-            and not after[:1].strip())
+            and (not after[:1].strip() or not FRAME_REMNANT.sub("", after).strip()))

@@ -55,3 +55,18 @@ def shell_signal(tail: tuple[str, ...]) -> int | None:
             if pattern.search(text):
                 return int(sig)
     return None
+
+
+_REPORT = [re.compile(rf"{words.capitalize()}(?: \(core dumped\))?") for _, words in _WORDS] + [
+    re.compile(rf"zsh: {words}(?: \(core dumped\))?\s+\S.*") for _, words in _WORDS] + [
+    re.compile(r".*terminated by signal SIG[A-Z]+.*")]
+
+
+def is_report(text: str) -> bool:
+    """Whether `text` (what one row holds) is nothing but a shell's report of a signal.
+
+    The shell prints it where the dead program left its cursor: in a full-screen CLI's input
+    box (`❯ Killed` under Claude Code 2.1.197's rule, killed at a bash prompt), where it looks
+    like a prompt typed and sent. It is the shell's word, never a prompt."""
+    line = text.strip()
+    return any(pattern.fullmatch(line) for pattern in _REPORT)

@@ -31,7 +31,7 @@ from pitcrew.supervisor.core.records import (
 )
 from pitcrew.supervisor.core.recovery import CONTINUE_MESSAGE, GOODBYE
 from pitcrew.supervisor.core.screen import Classification, ScreenState
-from pitcrew.supervisor.core.shell_report import shell_signal
+from pitcrew.supervisor.core.shell_report import is_report, shell_signal
 from pitcrew.supervisor.core.timeouts import Timeout, progress_text
 from pitcrew.supervisor.service.ports import Changed, Clock
 from pitcrew.supervisor.service.reading import Reader
@@ -202,6 +202,8 @@ class Observer:
         at_rest = now_state in AT_REST
         started = not at_rest and now_state is not ScreenState.UNKNOWN
         submitted = submitted_input(w, reading.text, reading.cursor_y)
+        if submitted and redrawn(w, submitted):
+            submitted = None    # a resumed session's history: an input row sent long ago
         if at_rest or now_state is ScreenState.UNKNOWN:
             note_input(w, reading.text, reading.cursor_y, now_state)
         fresh = new_echo or bool(submitted)
@@ -304,14 +306,17 @@ class Observer:
         screen = reading.screen
         if status is None and signal is None and not (screen and screen.cause == GOODBYE):
             # the process is known to be gone: its goodbye counts under any shell prompt
-            bye = said_goodbye(since(reading.text, w.screen_from), w.provider.screen)
+            bye = said_goodbye(since(reading.text, w.screen_from, w.left_below), w.provider.screen)
             if bye:
                 screen = Classification(ScreenState.EXITED, bye, cause=GOODBYE)
         typed = submitted_input(w, reading.text, reading.cursor_y)
+        if typed and is_report(typed):
+            # the shell's `Killed`, drawn in the dead CLI's input box: not a prompt sent
+            typed = None
         if not typed and w.state.task is None and (w.last_echo is None or w.typed_text):
             # Pitcrew's own text on screen, no reading saw it start (typed just before a
             # restart, or the agent died at once): that prompt was running
-            echoed = w.prompt_text(since(reading.text, w.screen_from))
+            echoed = w.prompt_text(since(reading.text, w.screen_from, w.left_below))
             if echoed and (w.is_own_prompt(echoed, self.clock.mono())
                            or own_follow_up(w, echoed)):
                 typed = echoed

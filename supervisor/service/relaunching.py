@@ -107,15 +107,30 @@ class Relauncher:
         command = shlex.join(argv)
         if (why := self._line_taken(w)) is not None:
             return Result(Outcome.SHELL_BUSY, why)
+        below = self._left_below(w, command)
         try:
             self.type_line(w, command, "the resume command")
         except NotTyped as exc:     # a person is in that pane (copy mode): as a busy shell
             return Result(Outcome.SHELL_BUSY, f"nothing typed: {exc}")
         # what the old process left above the command is history now (its start only: a
-        # shell may wrap a long line with a hard line break)
-        w.screen_from = command[:MARKER_CHARS]
+        # shell may wrap a long line with a hard line break), and so is what it left below
+        w.screen_from, w.left_below = command[:MARKER_CHARS], below
         log.info("%s: typed the resume command at the shell: %s", w.key, shlex.join(argv))
         return Result(Outcome.STARTED)
+
+    def _left_below(self, w: Watched, command: str) -> tuple[str, ...]:
+        """The rows under the shell's command line before `command` is typed on it: a
+        full-screen program that died leaves its last rows there (watched.since). The rows the
+        typed line will wrap onto are left out."""
+        snap = self.tmux.snapshot(w.pane_id)
+        if snap is None:
+            return ()
+        pane, text = snap
+        row = cursor_line(text, pane)
+        if row is None:
+            return ()
+        wraps = (pane.cursor_x + len(command) - 1) // max(pane.width, 1)
+        return tuple(text.split("\n")[row + 1 + wraps:])
 
     def _line_taken(self, w: Watched) -> str | None:
         """Why the shell's command line is not empty (None: it is): typed after what a

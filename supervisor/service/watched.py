@@ -50,6 +50,8 @@ class Watched:
     prompt_rows: int = 0          # prompts echoed on such rows at the last rest
     screen_from: str | None = None  # the resume command typed at its shell: above it is the
                                     # screen of the process before (classified no more)
+    left_below: tuple[str, ...] = ()  # the rows under that command's row when it was typed:
+                                      # what the dead program left there (see `since`)
     quiet_reported: bool = False
     session_doubt: str | None = None   # why its session could not be told from another's
     typed_at: float | None = None # monotonic
@@ -95,7 +97,7 @@ class Watched:
     def read(self, text: str, now: dt.datetime, local: dt.tzinfo,
              cursor: tuple[int, int] | None = None) -> Classification:
         """`cursor`: (column, line in `text`) of tmux's cursor, when known."""
-        shown = since(text, self.screen_from)
+        shown = since(text, self.screen_from, self.left_below)
         if cursor is not None:
             row = cursor[1] - (text.count("\n") - shown.count("\n"))
             cursor = (cursor[0], row) if row >= 0 else None
@@ -133,10 +135,24 @@ def is_ready(screen: Classification | None) -> bool:
     return screen is not None and screen.state is ScreenState.IDLE
 
 
-def since(text: str, marker: str | None) -> str:
-    """The screen from the last line that holds `marker` on (the line itself left out)."""
+def since(text: str, marker: str | None, left_below: tuple[str, ...] = ()) -> str:
+    """The screen from the last line that holds `marker` on (the line itself left out).
+
+    `left_below`: the rows that were under the marker's row before it was typed. A row that
+    still holds the same text is what the dead program left there, not something the new one
+    drew: it reads as blank. (Claude Code 2.1.197 killed at a bash prompt: bash's prompt takes
+    the row of its input box's lower rule, and its status line, `esc to interrupt`, stays
+    under the resume command until the resumed Claude draws over it — a second or two of a
+    busy agent that is not there.)"""
     if not marker or marker not in text:
         return text
     at = text.rfind(marker)
     end = text.find("\n", at)
-    return "" if end < 0 else text[end + 1:]
+    shown = "" if end < 0 else text[end + 1:]
+    if not left_below:
+        return shown
+    rows = shown.split("\n")
+    for i, old in enumerate(left_below[:len(rows)]):
+        if old.strip() and rows[i].rstrip() == old.rstrip():
+            rows[i] = ""
+    return "\n".join(rows)

@@ -95,6 +95,22 @@ def last_user_text(body: dict[str, Any]) -> tuple[str, bool]:
     return "", False
 
 
+def user_texts(body: dict[str, Any]) -> list[str]:
+    """The text of every user message of the request, oldest first (the conversation it
+    carries: a resumed session's request holds the earlier prompts)."""
+    out = []
+    for msg in body.get("messages") or []:
+        if msg.get("role") != "user":
+            continue
+        content = msg.get("content")
+        if isinstance(content, str):
+            out.append(content)
+            continue
+        out.append("\n".join(b.get("text", "") for b in content or []
+                             if b.get("type") == "text"))
+    return out
+
+
 def pick_mode(body: dict[str, Any]) -> str:
     text, tool_result = last_user_text(body)
     found = [m for m in MARK.findall(text) if m in MODES]
@@ -168,6 +184,7 @@ class Handler(BaseHTTPRequestHandler):
                    "stream": body.get("stream"), "max_tokens": body.get("max_tokens"),
                    "tools": [t.get("name") for t in body.get("tools") or []][:60],
                    "last_user": text[-300:],
+                   "user_texts": [t[-300:] for t in user_texts(body)],
                    "headers": {k: v for k, v in self.headers.items()
                                if k.lower() not in ("x-api-key", "authorization")}})
         self.respond(mode, body)

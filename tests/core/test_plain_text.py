@@ -56,3 +56,12 @@ def test_an_empty_command_line_is_a_prompt_mark_then_the_cursor(row: str, empty:
 
 def test_text_at_the_cursor_is_typed_text_even_after_a_prompt() -> None:
     assert not empty_command_line("$ echo mine", 2)     # the cursor moved to the line's start
+
+
+def test_a_dead_programs_frame_right_of_the_cursor_is_not_typed_text() -> None:
+    # Claude Code killed at a bash prompt: bash's `$ ` lands on its input box's rule
+    assert empty_command_line("$ " + "─" * 118, 2)
+    assert empty_command_line("$ ╰──────────╯   ", 2)
+    assert empty_command_line("me@box:~/proj$ ▀▀▀▀ ───", 15)
+    assert not empty_command_line("$ ──── echo mine", 2)    # text is text, frame or not
+    assert not empty_command_line("$ " + "─" * 20, 1)       # no prompt mark before the cursor

@@ -7,7 +7,7 @@ import signal
 
 import pytest
 
-from pitcrew.supervisor.core.shell_report import shell_signal
+from pitcrew.supervisor.core.shell_report import is_report, shell_signal
 
 
 @pytest.mark.parametrize(("tail", "expected"), [
@@ -38,3 +38,14 @@ def test_each_shells_report_names_the_signal(tail: tuple[str, ...], expected: in
 ])
 def test_no_report_is_no_signal(tail: tuple[str, ...]) -> None:
     assert shell_signal(tail) is None
+
+
+@pytest.mark.parametrize(("row", "report"), [
+    ("Killed", True), (" Killed ", True), ("Segmentation fault (core dumped)", True),
+    ("zsh: killed     claude", True), ("Terminated", True),
+    ("fish: Job 1, 'claude' terminated by signal SIGKILL (Forced quit)", True),
+    ("Killed the flaky test", False), ("why was it Killed", False), ("kill it", False),
+    ("", False),
+])
+def test_a_row_that_is_only_the_shells_report(row: str, report: bool) -> None:
+    assert is_report(row) is report

@@ -4,6 +4,7 @@ prompt typed into a CLI whose provider file has no `input` pattern, an exit, a ^
 from __future__ import annotations
 
 import dataclasses
+import signal
 
 import pytest
 
@@ -161,6 +162,27 @@ def test_an_exit_after_the_task_read_running_keeps_that_task() -> None:
     assert prompts(s.fed) == ["work 9"]
 
 
+def test_the_shells_killed_drawn_in_the_dead_clis_input_box_is_not_a_prompt() -> None:
+    """Claude Code 2.1.197 killed at a bash prompt (tests/e2e/real/): bash prints `Killed`
+    where Claude's cursor was, in its input box (`❯ Killed`), then its prompt over the box's
+    rule. That row is the shell's report, not a prompt sent: the task read running is the
+    one that crashed (a `Killed` prompt would make the resumed session's redrawn history a
+    new prompt of the user's, and no continue would follow)."""
+    s = Setup()
+    w = s.rig.terminal()
+    w.pid_generation = {AGENT_PID: 0}
+    s.observer.screen(w)
+    s.rig.tmux.screens["%1"] = busy("work 9")
+    s.observer.screen(w)
+    w.state = dataclasses.replace(w.state, task="work 9")
+    s.rig.tmux.screens["%1"] = busy("work 9") + "\nfake> Killed\n$ " + "─" * 40
+    s.observer.exited(w, AGENT_PID)
+    assert prompts(s.fed) == ["work 9"]
+    assert not any(isinstance(o, TaskFinished) for o in s.fed.observations)
+    [exited] = [o for o in s.fed.observations if isinstance(o, ProcessExited)]
+    assert exited.signal == signal.SIGKILL
+
+
 def test_a_dead_pane_of_a_normal_exit_is_closed_as_tmux_would_have() -> None:
     s = Setup()
     w = s.rig.terminal()
@@ -284,6 +306,20 @@ def test_a_redrawn_history_is_not_a_new_prompt() -> None:
                        task=None, incident=open_incident("refactor the parser"))
     s.observer.screen(w)
     s.rig.tmux.screens["%1"] = idle_after("refactor the parser")     # the history, redrawn
+    s.observer.screen(w)
+    assert prompts(s.fed) == []
+
+
+def test_a_redrawn_history_read_as_a_sent_input_row_is_not_a_new_prompt() -> None:
+    """Claude Code 2.1.197 resumed at a shell (tests/e2e/real/): `claude --resume` redraws
+    the conversation, so an input row with the incident's prompt appears above the empty box,
+    one more than before the crash. It is the history, not a prompt the user just sent (that
+    would close the incident, and no continue would follow)."""
+    s = Setup()
+    w = s.rig.terminal(task=None, incident=open_incident("refactor the parser"))
+    s.observer.screen(w)                                              # the box: `fake>`
+    s.rig.tmux.screens["%1"] = (f"$ fakeagent --resume 0b7c\n{BANNER}"
+                                "fake> refactor the parser\n\nfake> ")
     s.observer.screen(w)
     assert prompts(s.fed) == []
 

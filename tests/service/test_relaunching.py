@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
+import datetime as dt
+
 from pitcrew.supervisor.adapters.processes import LaunchContext, LaunchStyle
+from pitcrew.supervisor.core.screen import ScreenState
 from pitcrew.supervisor.service.relaunching import Outcome
+from pitcrew.supervisor.service.watched import since
 from tests.service.fakes import AGENT_PID, Rig, make_pane, relaunch
+
+NOW = dt.datetime(2026, 12, 3, 12, 0, tzinfo=dt.UTC)
 
 RESUME = ("fakeagent", "--resume", "s1")
 
@@ -67,6 +74,31 @@ def test_a_shell_that_is_gone_or_busy_is_never_typed_into() -> None:
     rig.procs.busy_shells.add(777)
     assert rig.relauncher.relaunch(w, relaunch(RESUME)).outcome is Outcome.SHELL_BUSY
     assert rig.tmux.typed == [] and rig.tmux.respawned == []
+
+
+def test_a_dead_clis_leftovers_under_the_shells_prompt_are_not_the_resumed_agent() -> None:
+    """Claude Code 2.1.197 killed at a bash prompt (tests/e2e/real/): bash's prompt lands on
+    its input box's lower rule, and its status line (`esc to interrupt`) stays under it. The
+    resume command is typed there (the rule is no typed text), and until the resumed agent
+    draws over that status line it is not read as the new agent being busy."""
+    rig = Rig()
+    w = rig.terminal()
+    w.launch = shell_launch()
+    rig.procs.alive.add(777)
+    rule = "─" * 60
+    rig.tmux.screens["%1"] = (f"❯ refactor the parser\n✶ Kneading… (3s)\n{rule}\n❯ Killed\n"
+                              f"$ {rule}\n  esc to interrupt · ← for agents")
+    pane = rig.tmux.pane
+    rig.tmux.pane = lambda pane_id: dataclasses.replace(   # type: ignore[method-assign]
+        pane(pane_id), cursor_x=2, cursor_y=pane(pane_id).height - 2)   # on the `$ ` row
+    result = rig.relauncher.relaunch(w, relaunch(RESUME))
+    assert result.outcome is Outcome.STARTED
+    assert rig.tmux.typed_into("%1") == ["/opt/bin/fakeagent --resume s1"]
+    assert w.left_below == ("  esc to interrupt · ← for agents",)
+    typed = rig.tmux.screens["%1"].replace(f"$ {rule}", "$ /opt/bin/fakeagent --resume s1")
+    assert w.read(typed, NOW, dt.UTC).state is not ScreenState.BUSY
+    drawn = typed.replace("  esc to interrupt", "  ? for shortcuts")   # the new agent drew
+    assert "? for shortcuts" in since(drawn, w.screen_from, w.left_below)
 
 
 def test_quoting_keeps_the_session_id_one_word() -> None:

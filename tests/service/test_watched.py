@@ -9,6 +9,7 @@ from pitcrew.supervisor.service.watched import (
     UNREAD_ECHO_WINDOW,
     is_ready,
     is_working,
+    since,
 )
 from tests.service.fakes import IDLE, T0, busy, make_watched
 
@@ -85,3 +86,12 @@ def test_a_limit_lines_reset_is_read_against_when_the_line_first_appeared() -> N
     assert w.read(limit, later, paris).reset_at == today        # not tomorrow's 2:01pm
     w.read(IDLE, later, paris)                                  # the line went away
     assert w.read(limit, later, paris).reset_at == today + dt.timedelta(days=1)
+
+
+def test_what_a_dead_program_left_under_the_typed_command_reads_as_blank() -> None:
+    screen = "old screen\n$ claude --resume s1\n  esc to interrupt\nkept"
+    assert since(screen, "claude --resume") == "  esc to interrupt\nkept"
+    left = ("  esc to interrupt", "other")
+    assert since(screen, "claude --resume", left) == "\nkept"     # unchanged: left over
+    drawn = screen.replace("  esc to interrupt", "╭─── Claude Code")
+    assert since(drawn, "claude --resume", left) == "╭─── Claude Code\nkept"
