@@ -18,5 +18,14 @@ SAME_WITHIN = 3.0   # seconds
 
 
 def same_start(a: float, b: float) -> bool:
-    """Whether start times `a` and `b` (epoch seconds) belong to one process."""
+    """Whether start times `a` and `b` (epoch seconds) of one pid belong to one process."""
     return abs(a - b) < SAME_WITHIN
+
+
+def same_process(pid_a: int | None, started_a: float, pid_b: int, started_b: float) -> bool:
+    """Whether two readings (pid and start time) are one process. The tolerance holds only
+    for one pid: two agents started a second apart are two processes. A reading recorded
+    without its pid (a state file from before pids were kept) must match to the tick."""
+    if pid_a is None:
+        return abs(started_a - started_b) < 0.01
+    return pid_a == pid_b and same_start(started_a, started_b)

@@ -288,3 +288,4 @@ class TerminalState:
     crashes: tuple[float, ...] = ()    # failed exits in the crash-loop window
     server: str | None = None      # the tmux server's identity ("<pid>@<start time>")
     agent_started: float | None = None  # the agent process's start time (its identity)
+    agent_pid: int | None = None        # and its pid: with the start time, the same process

@@ -24,7 +24,7 @@ from typing import Protocol
 from pitcrew.supervisor.adapters import processes
 from pitcrew.supervisor.adapters.processes import LaunchContext, LaunchStyle
 from pitcrew.supervisor.adapters.tmux import PaneInfo
-from pitcrew.supervisor.core.process_start import same_start
+from pitcrew.supervisor.core.process_start import same_process
 from pitcrew.supervisor.core.records import (
     Observation,
     Phase,
@@ -172,14 +172,14 @@ class Discovery:
         inc = w.state.incident
         before = w.state.agent_started
         if inc is not None and inc.phase is not Phase.CONFIRMING and before is not None \
-                and not same_start(before, proc.create_time):
+                and not same_process(w.state.agent_pid, before, proc.pid, proc.create_time):
             self.feed(w, Superseded("the agent was started again by hand (a new process)"))
         launch = self.capture(proc, pane.pid, w.provider)
         if launch is not None:
             w.launch = launch
             if launch.style is LaunchStyle.PANE and not pane.dead:
                 self.keep_on_exit(w)
-        w.state = dataclasses.replace(w.state, agent_started=proc.create_time,
+        w.state = dataclasses.replace(w.state, agent_started=proc.create_time, agent_pid=proc.pid,
                                       server=self.server_id() or w.state.server)
         w.pid_generation[proc.pid] = w.state.generation
         w.agent_pid, w.agent_started = proc.pid, proc.create_time

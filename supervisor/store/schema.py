@@ -152,7 +152,7 @@ TERMINAL_FIELDS: Mapping[str, Field] = {
     "incident": Field(optional(INCIDENT)), "incidents_opened": Field(count),
     "generation": Field(count), "restarts": Field(list_of(number)),
     "crashes": Field(list_of(number)), "server": Field(optional(string)),
-    "agent_started": Field(optional(number)),
+    "agent_started": Field(optional(number)), "agent_pid": Field(optional(count)),
 }
 TERMINAL = record(TERMINAL_FIELDS)
 

@@ -122,6 +122,7 @@ def _terminal(data: Mapping[str, Any]) -> TerminalState:
         restarts=tuple(float(x) for x in data.get("restarts", ())),
         crashes=tuple(float(x) for x in data.get("crashes", ())),
         server=data.get("server"), agent_started=data.get("agent_started"),
+        agent_pid=data.get("agent_pid"),
     )
 
 

@@ -133,6 +133,24 @@ def test_an_agent_started_again_by_hand_closes_the_open_incident() -> None:
     assert "started again by hand" in superseded.reason
 
 
+def test_an_agent_started_again_by_hand_a_second_later_is_another_process() -> None:
+    # the start-time tolerance (a clock step, ps's 1 s resolution) holds for one pid only:
+    # the user's new agent, started 1 s after the crashed one, is not the crashed one
+    s = Setup(saved={"test:%1": saved_state(agent_pid=AGENT_PID + 1, agent_started=0.0)})
+    s.tmux.add("%1")
+    s.discovery.rescan()
+    [superseded] = [o for o in s.fed.observations if isinstance(o, Superseded)]
+    assert "started again by hand" in superseded.reason
+
+
+def test_the_same_pid_read_a_second_off_after_a_restart_of_pitcrew_keeps_its_incident() -> None:
+    s = Setup(saved={"test:%1": saved_state(agent_pid=AGENT_PID, agent_started=0.0)})
+    s.tmux.add("%1")
+    s.discovery.rescan()
+    assert not [o for o in s.fed.observations if isinstance(o, Superseded)]
+    assert s.watched["test:%1"].state.agent_pid == AGENT_PID
+
+
 def test_the_same_agent_after_a_restart_of_pitcrew_keeps_its_incident() -> None:
     s = Setup(saved={"test:%1": saved_state()})
     s.tmux.add("%1")
