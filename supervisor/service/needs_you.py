@@ -115,7 +115,6 @@ class NeedsYou:
             line = (f"Task: {first.state.task}" if c.kind == "done" and first.state.task
                     else what_it_asks(self.attn[c.key]))
             body = f"in {folder(first.cwd)}" + (f": {one_line(line)}" if line else "")
-            log.info("needs you: %s %s", first.key, body, extra={"pitcrew_terminal": first.key})
             return Message(title, body, f"{c.key}:{c.kind}:{c.since:.0f}", c.key)
         names = [f"{self.watched[c.key].provider.display_name} in "
                  f"{folder(self.watched[c.key].cwd)}" for c in batch]
