@@ -73,8 +73,9 @@ class NeedsYou:
         for w in list(self.watched.values()):
             before = self.attn.get(w.key)
             self.attn[w.key] = after = assess(before, signals(w, self.looked_at.get(w.key)), now)
-            if before is None or (before.attention, before.why) != (after.attention, after.why):
-                self.changed()
+            if before is not None and (before.attention, before.why) != (after.attention,
+                                                                         after.why):
+                self.changed()    # a first assessment comes with a new terminal: shown then
         self.notify(watching, now)
 
     def of(self, key: str) -> Attn | None:

@@ -4,11 +4,13 @@ server that reuses the pane id, and across a `kill -9` of Pitcrew itself."""
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
 import pytest
 
+from pitcrew.supervisor.core.process_start import SAME_WITHIN
 from pitcrew.supervisor.core.recovery import CONTINUE_MESSAGE
 from tests.e2e.test_autopilot_e2e import badges, rows
 from tests.e2e.test_launch_styles_e2e import (
@@ -101,6 +103,11 @@ def test_an_agent_restarted_by_hand_while_pitcrew_was_down_is_left_alone(
     pane, shell_pid = shell_pane(tmux, "bash", tmp_path)
     killed_during_the_backoff(tmux, home, pane)
     old = session_file(tmux)
+    # a process started within SAME_WITHIN of the one before cannot be told from it (ps
+    # reads start times to the second, core/process_start.py): the user's comes later
+    crashed = json.loads((home / "state.json").read_text())["terminals"]
+    started = max(float(t.get("agent_started") or 0) for t in crashed.values())
+    wait_until(lambda: time.time() > started + SAME_WITHIN + 1.5, 15)
     tmux.type(pane, "toyagent")              # the user starts a new session by hand
     wait_until(lambda: tmux.screen(pane).count("toyagent 0.3.1 ·") == 2, 10)
     w = watch(tmux, scale="1")
