@@ -1,8 +1,9 @@
 """The tray icon and its menu, drawn from the latest `View`.
 
 The icon shows the worst state at a glance (stuck > waiting on you > Autopilot paused >
-nothing needs you), in a light or dark variant to match the panel; the tooltip says it in words.
-The menu is rebuilt from the latest view each time it opens.
+nothing needs you), in a light or dark variant to match the panel, with the count of agents
+that need you painted on it; the tooltip says it in words. The menu is rebuilt from the latest
+view each time it opens, the agents that need you first (the view's order).
 """
 
 from __future__ import annotations
@@ -10,8 +11,8 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from PySide6.QtCore import QObject, Signal, Slot
-from PySide6.QtGui import QAction, QActionGroup, QIcon
+from PySide6.QtCore import QObject, QRectF, Qt, Signal, Slot
+from PySide6.QtGui import QAction, QActionGroup, QColor, QFont, QIcon, QPainter, QPixmap
 from PySide6.QtWidgets import QApplication, QMenu, QSystemTrayIcon
 
 from pitcrew import resources
@@ -42,8 +43,13 @@ def summary(view: View) -> str:
         return "Pitcrew — waiting for the running supervisor's view"
     count = len(view.terminals)
     status = worst(view)
+    need = len(view.needs_you)
     parts = [f"Pitcrew — {count} agent{'s' if count != 1 else ''}"]
-    if count:
+    if need:
+        parts.append(f"{need} need{'s' if need == 1 else ''} you")
+        if status == "stuck":
+            parts.append(SUMMARY[status])
+    elif count:
         parts.append(SUMMARY[status])
     autopilot = ("Autopilot off for this launch" if view.off_for_launch else
                  {"on": "Autopilot on", "paused": "Autopilot paused", "off": "Autopilot off"}
@@ -53,17 +59,39 @@ def summary(view: View) -> str:
     return " · ".join(parts)
 
 
-def icon_for(status: str, dark_panel: bool) -> QIcon:
+def icon_for(status: str, dark_panel: bool, count: int = 0) -> QIcon:
+    """The status icon; `count` > 0 paints that number (agents that need you) on it."""
     variant = "dark" if dark_panel else "light"
     name = "ok" if status == "idle" else status
-    return QIcon(str(resources.icons_dir() / f"tray-{name}-{variant}.png"))
+    path = str(resources.icons_dir() / f"tray-{name}-{variant}.png")
+    if count <= 0:
+        return QIcon(path)
+    pixmap = QPixmap(path)
+    if pixmap.isNull():
+        return QIcon(path)
+    size = min(pixmap.width(), pixmap.height())
+    painter = QPainter(pixmap)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    badge = QRectF(size * 0.42, size * 0.42, size * 0.58, size * 0.58)
+    painter.setBrush(QColor("#d64545"))
+    painter.setPen(Qt.PenStyle.NoPen)
+    painter.drawEllipse(badge)
+    font = QFont()
+    font.setBold(True)
+    font.setPixelSize(max(6, int(size * (0.42 if count < 10 else 0.3))))
+    painter.setFont(font)
+    painter.setPen(QColor("white"))
+    painter.drawText(badge, Qt.AlignmentFlag.AlignCenter, str(count) if count < 100 else "99")
+    painter.end()
+    return QIcon(pixmap)
 
 
 def terminal_label(t: TerminalView) -> str:
     home = os.path.expanduser("~")
     project = t.project.replace(home, "~", 1) if t.project.startswith(home) else t.project
     state = t.state.replace("_", " ")
-    return f"{t.agent} · {state} · {project or t.target}"
+    waiting = f" · {t.waiting}" if t.attention == "needs_you" and t.waiting else ""
+    return f"{t.agent} · {state} · {project or t.target}{waiting}"
 
 
 class Tray(QObject):
@@ -94,7 +122,8 @@ class Tray(QObject):
         self.render()
 
     def render(self) -> None:
-        self.icon.setIcon(icon_for(worst(self.view), is_dark(self.app.palette())))
+        self.icon.setIcon(icon_for(worst(self.view), is_dark(self.app.palette()),
+                                   len(self.view.needs_you)))
         self.icon.setToolTip(tooltip(self.view))
 
     @Slot()
@@ -108,9 +137,14 @@ class Tray(QObject):
         menu.addSeparator()
         if not view.terminals:
             menu.addAction("No agent terminals found").setEnabled(False)
-        for t in view.terminals:
-            action = menu.addAction(terminal_label(t))
-            action.setToolTip(t.note or t.target)
+        need = len(view.needs_you)
+        if need:
+            menu.addAction(f"Needs you ({need})").setEnabled(False)
+        for i, t in enumerate(view.by_attention):
+            if need and i == need:
+                menu.addSeparator()
+            action = menu.addAction(("⚑ " if i < need else "") + terminal_label(t))
+            action.setToolTip(t.why or t.note or t.target)
             action.triggered.connect(lambda _=False, key=t.key:
                                      self.open_dashboard.emit("agents", key))
         menu.addSeparator()

@@ -18,8 +18,6 @@ from PySide6.QtWidgets import (
 
 from pitcrew.desktop.dashboard.report_link import report_button
 from pitcrew.desktop.dashboard.style import (
-    AMBER,
-    RED,
     STATE_TEXT,
     ElidedLabel,
     Pill,
@@ -83,6 +81,8 @@ class AgentRow(QFrame):
         self.state = Pill()
         hb.addWidget(self.state)
         hb.addStretch(1)
+        self.waiting = label("", "small")       # "waiting 4 min" (needs you, done)
+        pill_box = _stacked(pill_box, self.waiting)
         self.session = label("", "muted")
         self.tokens = ElidedLabel("", "small")
         self.last = label("", "muted")
@@ -110,6 +110,11 @@ class AgentRow(QFrame):
         self.target.set_full(t.target + (f" · seat {t.seat}" if t.seat else ""))
         self.target.setToolTip(f"{t.key}\n{t.task}" if t.task else t.key)
         self.state.set(STATE_TEXT.get(t.state, t.state), state_color(t.state))
+        self.state.setToolTip(t.why)
+        wait = {"needs_you": f"waiting {t.waiting}", "done": f"done {t.waiting} ago"}.get(
+            t.attention, "") if t.waiting else ""
+        _set(self.waiting, wait, t.why)
+        self.waiting.setVisible(bool(wait))
         _set(self.session, short_id(t.session_id), t.session_id or "No session id yet")
         self.tokens.set_full(t.tokens)
         self.tokens.setVisible(bool(t.tokens))
@@ -179,12 +184,17 @@ class AgentsPage(QWidget):
         box.addWidget(self.empty, 1, Qt.AlignmentFlag.AlignCenter)
         outer.addWidget(frame, 1)
         self.rows: dict[str, AgentRow] = {}
+        self.headings: dict[str, QLabel] = {}    # group heading → its label ("Needs you · 2")
         self._order: tuple[str, ...] = ()
+        self._sizes: tuple[tuple[str, int], ...] = ()
         self.selected: str | None = None
 
     def show_view(self, view: View) -> None:
+        """Rows grouped as the view groups them (Needs you, Working, Done, Idle, Stopped;
+        the oldest need first), each group under its heading."""
         now = view.at
-        keys = tuple(t.key for t in view.terminals)
+        groups = view.grouped()
+        keys = tuple(t.key for _, rows in groups for t in rows)
         for gone in set(self.rows) - set(keys):
             row = self.rows.pop(gone)
             self.rows_box.removeWidget(row)
@@ -193,20 +203,36 @@ class AgentsPage(QWidget):
             if t.key not in self.rows:
                 self.rows[t.key] = AgentRow(self.ask_rerun)
             self.rows[t.key].update_from(t, now)
-        if keys != self._order:
-            for i, k in enumerate(keys):
-                self.rows_box.insertWidget(i, self.rows[k])
-                self.rows[k].show()
-            self._order = keys
+        sizes = tuple((h, len(rows)) for h, rows in groups)
+        if keys != self._order or sizes != self._sizes:
+            for old in self.headings.values():
+                self.rows_box.removeWidget(old)
+                old.hide()
+            i = 0
+            for heading, rows in groups:
+                if heading not in self.headings:
+                    self.headings[heading] = label("", "grouphead")
+                    self.headings[heading].setContentsMargins(10, 10, 10, 2)
+                head = self.headings[heading]
+                _set(head, f"{heading} · {len(rows)}")
+                self.rows_box.insertWidget(i, head)
+                head.show()
+                i += 1
+                for t in rows:
+                    self.rows_box.insertWidget(i, self.rows[t.key])
+                    self.rows[t.key].show()
+                    i += 1
+            self._order, self._sizes = keys, sizes
             self.select(self.selected)
         empty = not keys
         self.empty.setVisible(empty)
         self.area.setVisible(not empty)
         self.header.setVisible(not empty)
-        working = sum(1 for t in view.terminals if t.state == "busy")
-        need = sum(1 for t in view.terminals if state_color(t.state) in (AMBER, RED))
+        working = sum(1 for t in view.terminals if t.attention == "working")
+        need = len(view.needs_you)
         summary = (f"{len(keys)} terminal{'s' if len(keys) != 1 else ''} · {working} working"
-                   + (f" · {need} need attention" if need else "")) if keys else ""
+                   + (f" · {need} need{'s' if need == 1 else ''} you" if need else "")
+                   ) if keys else ""
         _set(self.summary, summary)
         self.summary.setVisible(bool(keys))
         _set(self.relay, f"Shown live from {view.relay}; your changes are relayed to it."

@@ -295,6 +295,7 @@ QLabel[role="heading"] {{ font-size: 14px; font-weight: 600; }}
 QLabel[role="muted"] {{ color: {mute}; }}
 QLabel[role="small"] {{ color: {mute}; font-size: 11px; }}
 QLabel[role="colhead"] {{ color: {mute}; font-size: 11px; font-weight: 600; }}
+QLabel[role="grouphead"] {{ font-size: 13px; font-weight: 600; }}
 QLabel[role="warn"] {{ color: {ink(AMBER, palette).name()}; }}
 QScrollArea {{ background: transparent; border: none; }}
 QScrollArea > QWidget > QWidget#page {{ background: transparent; }}

@@ -402,7 +402,8 @@ class Tmux:
                 f = dict(zip(CLIENT_FIELDS, parts, strict=True))
                 clients.append(ClientInfo(f["client_name"], f["client_tty"],
                                           f["client_session"], f["pane_id"],
-                                          _int(f["client_activity"])))
+                                          _int(f["client_activity"]),
+                                          f["client_control_mode"] == "1"))
         return sorted(clients, key=lambda c: c.activity, reverse=True)
 
     def focus_client(self, client: str, session: str, pane_id: str) -> None:
@@ -416,7 +417,8 @@ class Tmux:
                 "select-window", "-t", pane_id, ";", "select-pane", "-t", pane_id]
 
 
-CLIENT_FIELDS = ("client_name", "client_tty", "client_session", "pane_id", "client_activity")
+CLIENT_FIELDS = ("client_name", "client_tty", "client_session", "pane_id", "client_activity",
+                 "client_control_mode")
 
 
 @dataclass(frozen=True, slots=True)
@@ -427,4 +429,5 @@ class ClientInfo:
     tty: str
     session: str
     pane_id: str
-    activity: int
+    activity: int                 # epoch seconds of its last input (its start, before any)
+    control: bool = False         # a control-mode client (Pitcrew's own watchers are)

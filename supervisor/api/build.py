@@ -25,12 +25,14 @@ from pitcrew.supervisor.api.view import (
     View,
     recent_decisions,
 )
+from pitcrew.supervisor.core.attention import assess, waited
 from pitcrew.supervisor.core.health import Health
 from pitcrew.supervisor.core.policy import RestartPolicy
 from pitcrew.supervisor.core.records import Incident, Phase
 from pitcrew.supervisor.core.usage import TokenTotals, totals
 from pitcrew.supervisor.service.app_context import AppContext
 from pitcrew.supervisor.service.autopilot import AutopilotService
+from pitcrew.supervisor.service.needs_you import signals
 from pitcrew.supervisor.service.ports import Clock
 from pitcrew.supervisor.service.seats import SeatBook
 from pitcrew.supervisor.service.settings import Settings
@@ -165,13 +167,18 @@ def _terminal(sup: ViewSource, w: Watched, now: float, limits: Limits,
         state = "looping"    # working, but repeating the same steps
     seat = sup.seats.seat_of(w.key)
     inc = w.state.incident
+    needs_you = getattr(sup, "needs_you", None)
+    attn = needs_you.of(w.key) if needs_you is not None else None
+    if attn is None:     # not assessed yet (a first view): the rule without history
+        attn = assess(None, signals(w, None), now)
     return TerminalView(
         key=w.key, target=pane, provider=w.provider.name, agent=w.provider.display_name,
         project=w.cwd, state=state, session_id=w.state.session_id,
         last_activity=w.last_output_wall or None, timeline=tuple(w.timeline),
         task=w.state.task, seat=seat.name if seat else None, note=_note(w, now, limits),
         waiting_on_you=inc is not None and inc.phase in (Phase.HOLD, Phase.STOPPED),
-        tokens=tokens, host=host)
+        tokens=tokens, host=host, attention=attn.attention.value, since=attn.since,
+        why=attn.why, waiting=waited(attn.since, now))
 
 
 def _tokens(sup: ViewSource, w: Watched, cache: ViewCache) -> str:

@@ -13,6 +13,7 @@ import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from pitcrew.supervisor.core.attention import rank
 from pitcrew.supervisor.core.records import Badge, Decision
 
 # The badges the Autopilot card shows (SPEC §4); Scheduled/Skipped/Diagnosed stay in the ledger.
@@ -34,7 +35,13 @@ BY_DIAGNOSIS = "AI Diagnosis"
 USER_TRIGGERS = frozenset({"message", "rerun", "rerun (you asked)"})
 
 
-class Attention(enum.StrEnum):
+# The dashboard's groups, in order: (attention, heading); core.attention.ORDER.
+GROUPS: tuple[tuple[str, str], ...] = (("needs_you", "Needs you"), ("working", "Working"),
+                                       ("done", "Done"), ("idle", "Idle"),
+                                       ("stopped", "Stopped"))
+
+
+class Alarm(enum.StrEnum):
     OK = "ok"
     WAITING = "attention"   # waiting on you
     STUCK = "stuck"         # an agent is stuck or gone
@@ -75,14 +82,18 @@ class TerminalView:
     waiting_on_you: bool = False  # Autopilot holds its incident for a person
     host: str = "local"           # the machine it runs on ("gpu1" for a remote host)
     tokens: str = ""              # "1.6M tokens · $0.42" when its CLI records usage
+    attention: str = "idle"       # core.attention: needs_you|working|done|idle|stopped
+    since: float | None = None    # epoch seconds it entered that attention
+    why: str = ""                 # "screen: asks a question — Allow …" (the evidence first)
+    waiting: str = ""             # how long it has been so ("4 min"), at the view's `at`
 
     @property
-    def attention(self) -> Attention:
+    def alarm(self) -> Alarm:
         if self.state in STUCK_STATES or self.state == "exited":
-            return Attention.STUCK
+            return Alarm.STUCK
         if self.state in WAITING_STATES or self.waiting_on_you:
-            return Attention.WAITING
-        return Attention.OK
+            return Alarm.WAITING
+        return Alarm.OK
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,14 +172,30 @@ class View:
 
     @property
     def tray_status(self) -> TrayStatus:
-        attention = {t.attention for t in self.terminals}
-        if Attention.STUCK in attention:
+        alarms = {t.alarm for t in self.terminals}
+        if Alarm.STUCK in alarms:
             return TrayStatus.STUCK
-        if Attention.WAITING in attention:
+        if Alarm.WAITING in alarms or self.needs_you:
             return TrayStatus.ATTENTION
         if self.mode == "paused":
             return TrayStatus.PAUSED
         return TrayStatus.OK
+
+    @property
+    def by_attention(self) -> tuple[TerminalView, ...]:
+        """The terminals as every list shows them: needs you first (the oldest need first),
+        then working, done, idle, stopped."""
+        return tuple(sorted(self.terminals, key=lambda t: rank(t.attention, t.since)))
+
+    @property
+    def needs_you(self) -> tuple[TerminalView, ...]:
+        return tuple(t for t in self.by_attention if t.attention == "needs_you")
+
+    def grouped(self) -> tuple[tuple[str, tuple[TerminalView, ...]], ...]:
+        """(heading, rows) for each group that has rows, in GROUPS order."""
+        rows = self.by_attention
+        return tuple((heading, group) for name, heading in GROUPS
+                     if (group := tuple(t for t in rows if t.attention == name)))
 
     @property
     def autopilot_needs_consent(self) -> bool:

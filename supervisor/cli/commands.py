@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as dt
 import json
 import logging
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pitcrew.supervisor.adapters.clock import local_zone, now_utc
+from pitcrew.supervisor.core.attention import Signals, assess, rank, waited
 from pitcrew.supervisor.core.errors import PitcrewError
 from pitcrew.supervisor.service.app_context import AppContext, load_context
 from pitcrew.supervisor.service.scan import Terminal, scan
@@ -39,6 +41,9 @@ def _dump(data: object) -> None:
 # -- status ------------------------------------------------------------------------------
 
 def status(args: argparse.Namespace) -> int:
+    """Every agent terminal, needs-you first (the oldest need first), then working, done,
+    idle, stopped (core/attention.py); attention, since and why come from the running
+    watcher's view when one publishes it, else from this one reading (no since, no done)."""
     ctx = _context(args)
     only = getattr(args, "host", None)
     if ctx.config.hosts or only not in (None, "local"):   # with remote hosts: a HOST column
@@ -48,7 +53,12 @@ def status(args: argparse.Namespace) -> int:
         running = only not in (None, "local") or ctx.tmux.server_alive()
         local = (scan(ctx.tmux, ctx.active_providers, now_utc(), local_zone()) if running
                  else []) if only in (None, "local") else None
-        host_cmds.print_status(local, ctx.tmux.label, running, remotes, args.json, _row)
+        looks = _Attention(ctx)
+        remotes = [dataclasses.replace(r, terminals=tuple(sorted(r.terminals, key=looks.rank)))
+                   for r in remotes]
+        host_cmds.print_status(sorted(local, key=looks.rank) if local else local,
+                               ctx.tmux.label, running, remotes, args.json, looks.row,
+                               looks.json)
         return 0
     if not ctx.tmux.server_alive():
         if args.json:
@@ -56,19 +66,63 @@ def status(args: argparse.Namespace) -> int:
         else:
             print(f"No tmux server is running ({ctx.tmux.label}); no agent terminals.")
         return 0
-    terminals = scan(ctx.tmux, ctx.active_providers, now_utc(), local_zone())
+    looks = _Attention(ctx)
+    terminals = sorted(scan(ctx.tmux, ctx.active_providers, now_utc(), local_zone()),
+                       key=looks.rank)
     if args.json:
         _dump({"server": ctx.tmux.label, "server_running": True,
-               "terminals": [t.to_json() for t in terminals]})
+               "terminals": [looks.json(t) for t in terminals]})
         return 0
     if not terminals:
         print(f"No agent terminals on tmux server {ctx.tmux.label}.")
         return 0
     _table(
-        ["PANE", "TARGET", "AGENT", "PID", "STATE", "SESSION", "CWD"],
-        [_row(t) for t in terminals],
+        ["PANE", "TARGET", "AGENT", "PID", "STATE", "ATTENTION", "SESSION", "CWD"],
+        [looks.row(t) for t in terminals],
     )
     return 0
+
+
+class _Attention:
+    """Each scanned terminal's attention: the watcher's (published) when it runs, else the
+    rule on this one reading."""
+
+    def __init__(self, ctx: AppContext) -> None:
+        from pitcrew.supervisor.cli.published import terminals
+
+        self.published = terminals(ctx.paths.data_dir) or {}
+        self.now = dt.datetime.now().timestamp()
+        self._seen: dict[int, tuple[str, float | None, str]] = {}
+
+    def of(self, t: Terminal) -> tuple[str, float | None, str]:
+        """(attention, since, why) of `t`."""
+        if id(t) in self._seen:
+            return self._seen[id(t)]
+        row = self.published.get(f"{t.server}:{t.pane_id}") if t.host == "local" else None
+        if row is not None and isinstance(row.get("attention"), str):
+            since = row.get("since")
+            found = (row["attention"], float(since) if isinstance(since, int | float) else None,
+                     str(row.get("why") or ""))
+        else:
+            a = assess(None, Signals("exited" if t.dead else t.state,
+                                     t.screen.evidence if t.screen else "",
+                                     alive=not t.dead and t.agent_pid is not None), self.now)
+            found = (a.attention.value, None, a.why)
+        self._seen[id(t)] = found
+        return found
+
+    def rank(self, t: Terminal) -> tuple[int, float]:
+        return rank(*self.of(t)[:2])
+
+    def json(self, t: Terminal) -> dict[str, object]:
+        attention, since, why = self.of(t)
+        return {**t.to_json(), "attention": attention, "since": since, "why": why}
+
+    def row(self, t: Terminal) -> list[str]:
+        attention, since, _ = self.of(t)
+        shown = attention.replace("_", " ")
+        wait = waited(since, self.now)
+        return [*_row(t)[:5], f"{shown} {wait}" if wait else shown, *_row(t)[5:]]
 
 
 def _row(t: Terminal) -> list[str]:

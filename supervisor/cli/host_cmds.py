@@ -172,19 +172,23 @@ def remote_scans(hosts: tuple[Host, ...], providers: list[Provider], only: str |
 
 def print_status(local: list[Terminal] | None, server: str, running: bool,
                  remotes: list[HostScan], as_json: bool,
-                 row: Callable[[Terminal], list[str]]) -> None:
+                 row: Callable[[Terminal], list[str]],
+                 to_json: Callable[[Terminal], dict[str, object]] | None = None) -> None:
     """`pitcrew status` with hosts: a HOST column, and one line per host that is down."""
     terminals = [*(local or []), *(t for r in remotes for t in r.terminals)]
     if as_json:
         data: dict[str, object] = {}
         if local is not None:
             data.update(server=server, server_running=running)
-        data.update(terminals=[t.to_json() for t in terminals],
+        data.update(terminals=[(to_json or Terminal.to_json)(t) for t in terminals],
                     hosts=[r.to_json() for r in remotes])
         print(json.dumps(data, indent=2, ensure_ascii=False))
         return
     if terminals:
-        table = [["HOST", "PANE", "TARGET", "AGENT", "PID", "STATE", "SESSION", "CWD"],
+        head = ["PANE", "TARGET", "AGENT", "PID", "STATE", "SESSION", "CWD"]
+        if terminals and len(row(terminals[0])) > len(head):
+            head.insert(5, "ATTENTION")
+        table = [["HOST", *head],
                  *([t.host, *row(t)] for t in terminals)]
         widths = [max(len(line[i]) for line in table) for i in range(len(table[0]))]
         for line in table:

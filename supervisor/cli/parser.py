@@ -193,6 +193,12 @@ def _reading(sub: _Sub) -> None:
     p.add_argument("--host", metavar="NAME", help="only this host (`local`, or a name from "
                    "`pitcrew hosts list`)")
 
+    p = sub.add("tmux-status", "tmux_status:tmux_status", "a short segment for tmux's "
+                "status-right: agents that need you, agents working",
+                "Prints e.g. `⚑2 ⟳3` (two agents need you, three are working) from the view "
+                "the running watcher publishes; nothing when no watcher runs. In ~/.tmux.conf: "
+                "set -g status-right '#(pitcrew tmux-status) %H:%M' (and status-interval 5).")
+
     p = sub.add("classify", "commands:classify", "classify a screen's text (file or stdin)",
                 "Prints the state Pitcrew would read from that screen (busy, idle, "
                 "rate_limit, crashed …) and the evidence.")

@@ -77,6 +77,7 @@ from pitcrew.supervisor.service.hosts import (
 from pitcrew.supervisor.service.housekeeping import Housekeeping
 from pitcrew.supervisor.service.identity import ServerWatch
 from pitcrew.supervisor.service.inbox import Inbox
+from pitcrew.supervisor.service.needs_you import NeedsYou
 from pitcrew.supervisor.service.observing import Observer, session_file, session_of
 from pitcrew.supervisor.service.ports import TmuxPort
 from pitcrew.supervisor.service.remote_parts import RemoteParts
@@ -247,6 +248,9 @@ class Supervisor:
                            self.changed)
         self.waker = Waker(self.watched, self.hosts, self.discovery, self.servers,
                            processes.is_alive, self.reader, self.autopilot.feed)
+        self.needs_you = NeedsYou(clock, self.watched, gate, config,
+                                  lambda: self.tmux.list_clients(),
+                                  lambda key: self.hosts.host_of(key) is None, self.changed)
         self.hosts.build(RemoteParts(clock, self.watched, self.active_providers,
                                      self.autopilot.feed, book.saved, self.launches.get,
                                      self.hosts.sync_sessions, self.changed, self.observer))
@@ -391,6 +395,7 @@ class Supervisor:
                 self._housekept = mono
                 self.housekeeper.run()
                 self.fleet.tick()
+                self.needs_you.run()      # attention, and the needs-you notifications
         except (TmuxTimeout, TmuxNotFound) as exc:
             if self._tmux_trouble is None:
                 log.error("%s; keeping what is known and trying again", exc)

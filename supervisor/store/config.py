@@ -65,6 +65,17 @@ checker_timeout = 60
 # Seconds a whole diagnosis may take, every checker together.
 chain_timeout = 150
 
+[notifications]
+# "Needs you": a desktop notification when an agent waits on you (a question, a permission
+# prompt, a picker, a login, a draft left unsent, Autopilot waiting on you) — never for the
+# pane you are looking at in tmux, and bursts said as one.
+needs_you = true
+# Seconds an agent waits before that notification (an answer you are already typing never
+# triggers one).
+needs_you_after = 20
+# Also notify when an agent finished its task and you have not looked at it since.
+task_finished = false
+
 [timeouts]
 # Task timeouts, in seconds; false (or 0) turns one off. A table per provider overrides these
 # ([timeouts.claude] hard = 3600), and a seat's `timeouts = { … }` overrides both.
@@ -131,6 +142,9 @@ class Config:
     loop_window: int = 12
     loop_cycles: int = 3
     loop_max_period: int = 4
+    needs_you: bool = True              # [notifications]: needs-you notifications
+    needs_you_after: float = 20.0       # … after this many seconds of waiting (0–3600)
+    task_finished: bool = False         # … and "finished its task" ones
     source: Path | None = field(default=None, compare=False)
 
     def timeouts_for(self, provider: str, seat: Seat | None = None) -> Timeouts:
@@ -336,6 +350,9 @@ _FIELDS: dict[tuple[str, str], tuple[str, Callable[[Any], Any]]] = {
     ("loops", "window"): ("loop_window", _count(3, 100)),
     ("loops", "cycles"): ("loop_cycles", _count(2, 50)),
     ("loops", "max_period"): ("loop_max_period", _count(1, 10)),
+    ("notifications", "needs_you"): ("needs_you", _flag),
+    ("notifications", "needs_you_after"): ("needs_you_after", _seconds(0, 3600)),
+    ("notifications", "task_finished"): ("task_finished", _flag),
 }
 
 

@@ -4,6 +4,7 @@ server that reuses the pane id, and across a `kill -9` of Pitcrew itself."""
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -66,7 +67,6 @@ def another_agent_after_a_server_restart(tmux: TmuxServer, w, pane: str, tmp_pat
 
 
 def _waiting(home: Path) -> bool:
-    import json
 
     state = home / "state.json"
     if not state.exists():

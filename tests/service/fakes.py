@@ -301,6 +301,9 @@ class RecordingTmux:
         self.add(pane_id, screen="", session=session, cwd=cwd)
         return pane_id
 
+    def list_clients(self) -> list[Any]:
+        return []           # nobody attached: no pane is being looked at
+
     def kill_pane(self, pane_id: str) -> None:
         self._call("kill_pane", pane_id)
         self.close(pane_id)
