@@ -169,8 +169,8 @@ def pitcrew(fleet: Fleet, window: float, home: Path) -> tuple[float, float, floa
         line = proc.stdout.readline()
         if line.rstrip().endswith(": idle"):   # its first screen read is done
             seen += 1
-    time.sleep(12)   # past one fallback re-listing, so the window sees the steady state
     threading.Thread(target=proc.stdout.read, daemon=True).start()   # keep its pipe drained
+    settle(fleet)
     before = cpu(watcher) + cpu(fleet.server, with_children=False)
     t0 = time.monotonic()
     time.sleep(window)
@@ -180,6 +180,20 @@ def pitcrew(fleet: Fleet, window: float, home: Path) -> tuple[float, float, floa
     proc.send_signal(signal.SIGTERM)
     proc.wait(20)
     return used, elapsed, rss
+
+
+def settle(fleet: Fleet, timeout: float = 120) -> None:
+    """Wait for the steady state: every session has the watcher's control client (until
+    then the watcher lists panes every second, see README "What watching costs"), then past
+    one fallback re-listing."""
+    sessions = len(fleet.tmux.run("list-sessions", "-F", "x").stdout.split())
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        flags = fleet.tmux.run("list-clients", "-F", "#{client_flags}").stdout.split()
+        if sum("control-mode" in f for f in flags) >= sessions:
+            break
+        time.sleep(0.5)
+    time.sleep(12)
 
 
 def opened(fleet: Fleet, proc: subprocess.Popen[str], *target: str) -> float | None:

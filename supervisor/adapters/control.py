@@ -1,13 +1,13 @@
 """Learning about output and new panes from tmux itself, at no cost while nothing happens.
 
 One control-mode client (`tmux -C attach -f ignore-size`) per tmux session. The client never
-sends a key and never changes a window's size; the only command it sends is its own format
-subscription. It is *not* read-only, on purpose: a command the user runs from a shell
-(`tmux send-keys -t %3 q` to a pane in copy mode) acts on tmux's "best client" — the one
-with the newest activity, and a client that never types keeps its start time as its
-activity, so Pitcrew's, started after the user attached, is that client. A key bound in
-copy mode, sent through a read-only client, fails with "client is read-only" (tmux 3.3a
-`key_bindings_dispatch`); through this one it runs, as it would without Pitcrew.
+sends a key and never changes a window's size; the only command it sends is a read of a pane
+that printed (`display-message -p`). It is *not* read-only, on purpose: a command the user
+runs from a shell (`tmux send-keys -t %3 q` to a pane in copy mode) acts on tmux's "best
+client" — the one with the newest activity, and a client that never types keeps its start
+time as its activity, so Pitcrew's, started after the user attached, is that client. A key
+bound in copy mode, sent through a read-only client, fails with "client is read-only" (tmux
+3.3a `key_bindings_dispatch`); through this one it runs, as it would without Pitcrew.
 What it reports (`emit`):
 
 * `Output(pane)` when a pane printed. Coalesced per pane (at most one event per `coalesce`
@@ -15,12 +15,16 @@ What it reports (`emit`):
   always read): a streaming agent costs a few events a second, an idle one none.
 * `Topology(session, pane_id=None)` at once when panes, windows or sessions come or go
   (`%window-add`, `%unlinked-window-add`, `%sessions-changed`, `%layout-change` for a split,
-  `%window-close`, …), and `Topology(session, pane_id)` within about a second when the command
-  running in one of the session's panes changes (the user typed `claude` at the shell of a
-  pane that already existed; tmux re-checks a subscription once a second, tmux >= 3.2).
-  One subscription per pane, never tmux's "all panes" (`%*`) one: tmux before 3.7 checks
-  that one against the client's session, and crashes — the whole server — when its timer
-  fires after the session was closed and before the client has gone.
+  `%window-close`, …), and `Topology(session, pane_id)` within about a second when the
+  process or command of a pane that prints changed (the user typed `claude` at the shell of
+  a pane that already existed: an agent prints as it starts). A pane is read when it prints,
+  at most once per CHECK_EVERY — the first output of a burst at once and, once its window
+  closes, again after the burst's last — so an idle pane costs nothing. tmux's own way, a
+  format subscription per pane (`refresh-client -B`), had tmux wake once a second per
+  session and read every pane's command from /proc, for every pane, idle or not: most of
+  what an idle fleet cost (docs/performance.md). (tmux's "all panes" subscription, `%*`,
+  also crashes tmux before 3.7 — the whole server — when its timer fires after the
+  session was closed and before the client has gone.)
   Focus changes (`%session-window-changed`, `%window-pane-changed`) count too: cheap, and a
   loop that rescans on them sees a freshly selected pane at once. `%pane-mode-changed` (copy
   mode on or off) does not: no pane came or went (`PaneInfo.in_mode` says whether typing
@@ -60,7 +64,8 @@ TOPOLOGY = (
 FOCUS = (b"%session-window-changed", b"%window-pane-changed")   # no pane came or went
 ACTIVITY = (b"%pane-mode-changed", b"%client-detached", b"%session-renamed",
             b"%client-session-changed", b"%paste-buffer-changed", b"%paste-buffer-deleted")
-SUBSCRIPTION = "pitcrew-pane"
+CHECK = b"pitcrew-pane "   # how a pane's reply to its read starts (no tmux line does)
+CHECK_EVERY = 1.0         # seconds: at most one read per printing pane
 # How long `start_client` waits for its client to be attached. tmux 3.2–3.6 crash (the whole
 # server, every pane with it) when a notification reaches a control client that has said it is
 # one but has not finished connecting (`control_write` with no `control_state`): Pitcrew must
@@ -124,7 +129,7 @@ class ControlClient(threading.Thread):
         self._stopping = threading.Event()
         self._panes: dict[str, str] = {}     # pane → its last PANE_WATCH value
         self._exit_reason = ""
-        self._subscribed = False
+        self._joined = False                 # tmux said the client is attached
         self._attached = threading.Event()
 
     def start_client(self) -> bool:
@@ -132,7 +137,7 @@ class ControlClient(threading.Thread):
         passed), so that nothing Pitcrew does next lands in tmux's connecting window (see
         ATTACH_WAIT)."""
         try:
-            self._panes = self._pane_values()   # before subscribing: only changes are news
+            self._panes = self._pane_values()   # before attaching: only changes are news
             self.proc = subprocess.Popen(self._command(), stdin=subprocess.PIPE,
                                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         except (OSError, TmuxError) as exc:
@@ -155,12 +160,12 @@ class ControlClient(threading.Thread):
     def _where(self) -> str:
         return ""
 
-    def _subscribe(self, panes: Iterable[str], drop: Iterable[str] = ()) -> None:
-        """Ask for changes of `panes`, stop asking for `drop`. Sent once the client is
-        attached (its `%session-changed`): sent earlier, tmux answers "no current client"
-        and never reports anything."""
-        lines = [f"refresh-client -B '{_sub_name(p)}:{p}:{PANE_WATCH}'\n" for p in panes]
-        lines += [f"refresh-client -B '{_sub_name(p)}'\n" for p in drop]
+    def _check(self, panes: Iterable[str]) -> None:
+        """Ask tmux what runs in `panes` now; each answers with one CHECK line in the reply
+        block (`handle_lines`). Asked through this client: no process started, and a pane
+        gone meanwhile only gets an `%error` block."""
+        lines = [f"display-message -p -t {p} '{CHECK.decode()}#{{pane_id}} {PANE_WATCH}'\n"
+                 for p in panes if p.startswith("%")]
         if not lines or self.proc is None or self.proc.stdin is None:
             return
         try:
@@ -168,18 +173,6 @@ class ControlClient(threading.Thread):
             self.proc.stdin.flush()
         except (OSError, ValueError):   # the client is already gone (or stopped)
             pass
-
-    def _panes_changed(self) -> None:
-        """Panes came or went: subscribe to the new ones (their current values are the
-        baseline, not news) and drop the ones that are gone."""
-        now = self._pane_values()
-        added = now.keys() - self._panes.keys()
-        gone = self._panes.keys() - now.keys()
-        for pane in added:
-            self._panes[pane] = now[pane]
-        for pane in gone:
-            del self._panes[pane]
-        self._subscribe(sorted(added), sorted(gone))
 
     def _pane_values(self) -> dict[str, str]:
         result = self.tmux.run("list-panes", "-s", "-t", f"={self.session}",
@@ -191,19 +184,23 @@ class ControlClient(threading.Thread):
         assert self.proc is not None and self.proc.stdout is not None
         fd = self.proc.stdout.fileno()
         throttle = Throttle(self.coalesce)
+        checks = Throttle(CHECK_EVERY)
         buffer = b""
         try:
             while True:
-                for pane, at in throttle.due(time.monotonic()):
+                now = time.monotonic()
+                for pane, at in throttle.due(now):
                     self.emit(Output(pane, at))
-                ready, _, _ = select.select([fd], [], [], throttle.wait(time.monotonic()))
+                self._check(pane for pane, _ in checks.due(now))
+                waits = [w for w in (throttle.wait(now), checks.wait(now)) if w is not None]
+                ready, _, _ = select.select([fd], [], [], min(waits, default=None))
                 if not ready:
                     continue
                 chunk = os.read(fd, 65536)
                 if not chunk:
                     break
                 *lines, buffer = (buffer + chunk).split(b"\n")
-                if not self.handle_lines(lines, throttle):
+                if not self.handle_lines(lines, throttle, checks):
                     break
         finally:
             self._attached.set()
@@ -220,42 +217,41 @@ class ControlClient(threading.Thread):
         except TmuxError:
             return True
 
-    def handle_lines(self, lines: list[bytes], throttle: Throttle) -> bool:
-        """False once tmux says the client is done."""
+    def handle_lines(self, lines: list[bytes], throttle: Throttle,
+                     checks: Throttle | None = None) -> bool:
+        """False once tmux says the client is done. `checks`: when each printing pane is
+        read (none: never)."""
         for line in lines:
             if line.startswith(b"%output "):
                 pane = line[8:line.find(b" ", 8)].decode("ascii", "replace")
                 now = time.monotonic()
                 if throttle.offer(pane, now):
                     self.emit(Output(pane, now))
+                if checks is not None and checks.offer(pane, now):
+                    self._check((pane,))
             elif line.startswith(TOPOLOGY):
-                if line.startswith(b"%session-changed") and not self._subscribed:
-                    self._subscribed = True
-                    self._subscribe(sorted(self._panes))
+                if line.startswith(b"%session-changed") and not self._joined:
+                    self._joined = True
                     self._attached.set()
                     self.emit(Attached(self.session, tuple(sorted(self._panes))))
-                elif self._subscribed and not line.startswith(FOCUS):
-                    self._panes_changed()
                 self.emit(Topology(self.session))
             elif line.startswith(ACTIVITY):
                 self.emit(Activity(self.session))
-            elif line.startswith(b"%subscription-changed "):
-                self._pane_changed(line.decode("utf-8", "backslashreplace"))
+            elif line.startswith(CHECK):
+                self._pane_seen(line[len(CHECK):].decode("utf-8", "backslashreplace"))
             elif line.startswith(b"%exit"):
                 self._exit_reason = line[6:].decode("utf-8", "backslashreplace").strip()
                 return False
         return True
 
-    def _pane_changed(self, line: str) -> None:
-        # %subscription-changed NAME $session @window index %pane … : value
-        head, _, value = line.partition(" : ")
-        words = head.split()
-        if len(words) < 6 or not words[5].startswith("%") or words[1] != _sub_name(words[5]):
+    def _pane_seen(self, reply: str) -> None:
+        """`%3 PID:DEAD:COMMAND`, a pane's answer to `_check`. A pane not listed when the
+        client started (opened since) has no baseline: its first answer is news too."""
+        pane, _, value = reply.partition(" ")
+        if not pane.startswith("%") or self._panes.get(pane) == value:
             return
-        pane = words[5]
-        if pane in self._panes and self._panes[pane] != value:
-            self._panes[pane] = value
-            self.emit(Topology(self.session, pane))
+        self._panes[pane] = value
+        self.emit(Topology(self.session, pane))
 
     def stop(self) -> None:
         self._stopping.set()
@@ -269,11 +265,6 @@ class ControlClient(threading.Thread):
         except (OSError, subprocess.TimeoutExpired):
             proc.kill()
             proc.wait()
-
-
-def _sub_name(pane: str) -> str:
-    """The subscription of one pane: `%12` → `pitcrew-pane-12`."""
-    return f"{SUBSCRIPTION}-{pane.lstrip('%')}"
 
 
 class Throttle:

@@ -7,6 +7,13 @@ and hook reports (both spools), the delivery sweep, reruns settling, the screens
 (the longest unread first, within READ_BUDGET while events wait) and each terminal's task
 timeouts and loops (`service/watchdog.py`). Split out of the loop; like every part it gets the
 parts and ports it uses, never the Supervisor.
+
+While nothing counts time (`resting`: no task running, nothing typed waiting to start, no
+screen to read, no incident, rerun or delivery open, every session with its control client,
+every write through), the loop runs a pass every IDLE_TICK instead of every LOOP_TICK: those
+passes were most of an idle fleet's CPU. Events (output, a pane or session opened, an exit,
+a wake-up, a command from the tray app) still wake the loop at once; what only a pass sees —
+a `pitcrew send` spooled, a hook report, settings edited on disk — waits up to IDLE_TICK.
 """
 
 from __future__ import annotations
@@ -37,6 +44,9 @@ DELIVERY_SWEEP_EVERY = 5.0   # seconds: re-check deliveries even without a job
 RECORD_RETRY_EVERY = 2.0  # seconds: retry a data folder that refused a write
 
 
+IDLE_TICK = 1.0          # seconds between passes while `resting`
+
+
 class Housekeeping:
     def __init__(self, clock: Clock, watched: Mapping[str, Watched],
                  events_waiting: Callable[[], bool], all_connected: Callable[[], bool],
@@ -55,6 +65,7 @@ class Housekeeping:
         self.observer, self.watchdog = observer, watchdog
         self.last_delivery_sweep = -1e9
         self.last_record_retry = -1e9
+        self.rested = False     # `resting()` at the end of the last pass that ran through
 
     def catch_up(self, mono: float) -> None:
         """The data folder refused a write (full, read-only): try again; once both files take
@@ -65,6 +76,7 @@ class Housekeeping:
             log.info("caught up on %d observation(s) held while nothing could be recorded", held)
 
     def run(self) -> None:
+        self.rested = False
         mono = self.clock.mono()
         if (self.autopilot.held or self.ledger.failing or self.book.failed) \
                 and mono - self.last_record_retry > RECORD_RETRY_EVERY:
@@ -82,6 +94,15 @@ class Housekeeping:
         for w in list(self.watched.values()):
             self.watchdog.check(w)        # the task timeouts (idle, soft, hard, not started)
             # and stuck loops
+        self.rested = self.resting()    # the loop runs a pass after every event it handled
+
+    def resting(self) -> bool:
+        """Nothing here counts time or waits for a pass: see the module docstring."""
+        if not self.all_connected() or self.autopilot.held or self.ledger.failing \
+                or self.book.failed or self.reruns.pending or self.deliveries.open():
+            return False
+        return not any(w.state.task is not None or w.state.incident is not None or w.dirty
+                       or w.delivered_at is not None for w in self.watched.values())
 
     def read_spools(self) -> None:
         """Commands queued by `pitcrew send` & co. (too old ones skipped at a first start)

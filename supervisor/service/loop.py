@@ -74,7 +74,7 @@ from pitcrew.supervisor.service.hosts import (
     RoutedRelauncher,
     RoutedTmux,
 )
-from pitcrew.supervisor.service.housekeeping import Housekeeping
+from pitcrew.supervisor.service.housekeeping import IDLE_TICK, Housekeeping
 from pitcrew.supervisor.service.identity import ServerWatch
 from pitcrew.supervisor.service.inbox import Inbox
 from pitcrew.supervisor.service.needs_you import NeedsYou
@@ -96,7 +96,7 @@ from pitcrew.supervisor.store.spool import Spool
 log = logging.getLogger("pitcrew")
 
 HOUSEKEEPING_EVERY = 0.25   # … and such a pass at least this often while events keep coming
-LOOP_TICK = 0.25
+LOOP_TICK = 0.25        # seconds between passes with no event (IDLE_TICK while resting)
 PUBLISH_EVERY = 0.2     # seconds: at most five views a second for a UI
 REPUBLISH_EVERY = 5.0   # … and one anyway now and then ("3 min ago" moves on)
 TMUX_RETRY = 2.0          # seconds: an event tmux did not answer for is tried again then
@@ -369,7 +369,8 @@ class Supervisor:
         try:
             while not stop.is_set():
                 try:
-                    event = self.events.get(timeout=LOOP_TICK)
+                    event = self.events.get(timeout=IDLE_TICK if self.housekeeper.rested
+                                            else LOOP_TICK)
                 except queue.Empty:
                     event = None
                 if isinstance(event, Stop):

@@ -98,6 +98,13 @@ class Watchdog:
             w.task_started = None
         elif w.task_started is None:
             self.task_started(w)    # a task seen running before any prompt (a restart)
+        if not running and w.delivered_at is None:
+            # no clock runs, so nothing is due (an idle fleet is most terminals, looked at
+            # several times a second); a timeout that fired may fire again once its clock runs
+            for name in w.fired_from:
+                w.fired.discard(name)
+            w.fired_from.clear()
+            return
         config = self.config()
         limits = config.timeouts_for(w.provider.name, self.seat_of(w.key)).scaled(self.scale)
         now = self.clock.mono()

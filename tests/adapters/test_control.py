@@ -6,6 +6,7 @@ import queue
 import signal
 import time
 from collections.abc import Callable, Iterator
+from types import SimpleNamespace
 
 import pytest
 
@@ -125,7 +126,8 @@ def test_a_split_and_a_closed_window_are_reported(watched, tmux: TmuxServer) -> 
 
 def test_a_command_typed_at_an_existing_shell_is_reported(watched, tmux: TmuxServer) -> None:
     """The user types the agent at a pane's shell: no pane came or went, but it must be seen
-    within about a second (tmux checks the subscription once a second)."""
+    within about a second (the pane printed — the typing's echo here, an agent's first screen
+    for real — so it is read, and again once its burst is over)."""
     _, events = watched
     shell = next(p.pane_id for p in tmux.tmux.list_panes() if p.current_command == "bash")
     tmux.type(shell, "exec sleep 300")
@@ -248,10 +250,10 @@ def test_a_closed_session_does_not_crash_tmux_while_its_client_is_leaving(
     assert client.start_client()
     assert client.proc is not None
     try:
-        time.sleep(1.2)                      # subscribed, and checked once
+        time.sleep(1.2)                      # as long as a subscription took to be checked
         client.proc.send_signal(signal.SIGSTOP)
         tmux.tmux.run("kill-session", "-t", "=short")
-        time.sleep(1.5)                      # the subscription timer fires once a second
+        time.sleep(1.5)                      # a subscription's timer fired once a second
         client.proc.send_signal(signal.SIGCONT)
         _within(events, 5.0, lambda e: isinstance(e, ControlGone))
         assert tmux.tmux.server_alive()
@@ -260,8 +262,8 @@ def test_a_closed_session_does_not_crash_tmux_while_its_client_is_leaving(
 
 
 def test_a_command_typed_in_a_pane_opened_later_is_reported(watched, tmux: TmuxServer) -> None:
-    """Panes are subscribed one by one: a pane that came after the client attached must be
-    subscribed too."""
+    """A pane that came after the client attached has no baseline to compare with: what it
+    runs is news too."""
     client, events = watched
     pane = tmux.tmux.new_window(client.session, ["bash", "--norc", "--noprofile"],
                                 str(tmux.root))
@@ -269,3 +271,55 @@ def test_a_command_typed_in_a_pane_opened_later_is_reported(watched, tmux: TmuxS
     _drain(events)
     tmux.type(pane, "exec sleep 300")
     _within(events, 2.5, lambda e: isinstance(e, Topology) and e.pane_id == pane)
+
+
+class _Stdin:
+    def __init__(self) -> None:
+        self.sent = b""
+
+    def write(self, data: bytes) -> None:
+        self.sent += data
+
+    def flush(self) -> None:
+        pass
+
+
+def _offline(panes: dict[str, str]) -> tuple[ControlClient, list[object], _Stdin]:
+    """A client fed tmux's lines by hand: what it asks tmux (`stdin.sent`), what it emits."""
+    events: list[object] = []
+    client = ControlClient(None, "work", events.append)   # type: ignore[arg-type]
+    stdin = _Stdin()
+    client.proc = SimpleNamespace(stdin=stdin)             # type: ignore[assignment]
+    client._panes = dict(panes)
+    return client, events, stdin
+
+
+def test_an_attached_client_asks_tmux_for_nothing_while_no_pane_prints() -> None:
+    """Idle costs nothing: a format subscription per pane (what Pitcrew sent here before)
+    had tmux wake once a second per session and read every pane's command from /proc."""
+    client, events, stdin = _offline({"%1": "10:0:bash", "%2": "11:0:fakeagent"})
+    throttle, checks = Throttle(0.25), Throttle(1.0)
+    assert client.handle_lines([b"%session-changed $1 work"], throttle, checks)
+    assert events[0] == Attached("work", ("%1", "%2"))
+    assert stdin.sent == b""
+    assert checks.due(time.monotonic() + 60) == []
+
+
+def test_a_pane_that_prints_is_read_and_a_changed_command_is_reported() -> None:
+    client, events, stdin = _offline({"%1": "10:0:bash", "%2": "11:0:fakeagent"})
+    throttle, checks = Throttle(0.25), Throttle(1.0)
+    client.handle_lines([b"%session-changed $1 work"], throttle, checks)
+    events.clear()
+    client.handle_lines([b"%output %1 c", b"%output %1 l"], throttle, checks)
+    assert stdin.sent.count(b"display-message") == 1 and b"-t %1 " in stdin.sent
+    assert events == [Output("%1", events[0].at)]      # type: ignore[attr-defined]
+    events.clear()
+    reply = [b"%begin 1 2 1", b"pitcrew-pane %1 10:0:bash", b"%end 1 2 1"]
+    client.handle_lines(reply, throttle, checks)
+    assert events == []                                  # still the shell: nothing new
+    client.handle_lines([b"pitcrew-pane %1 10:0:claude"], throttle, checks)
+    assert events == [Topology("work", "%1")]
+    client.handle_lines([b"pitcrew-pane %1 10:0:claude"], throttle, checks)
+    client.handle_lines([b"pitcrew-pane %7 20:0:bash"], throttle, checks)   # opened since
+    assert events == [Topology("work", "%1"), Topology("work", "%7")]
+    assert checks.pending == {"%1": checks.pending["%1"]}   # read again once its burst ends

@@ -1,6 +1,7 @@
 """service/housekeeping.py, in the Supervisor over the fakes (the `lp` fixture): commands
 queued by `pitcrew send` while no supervisor ran reach the pane (too old ones do not), and a
-busy screen that keeps changing is read at most once per READ_EVERY."""
+busy screen that keeps changing is read at most once per READ_EVERY, and the loop rests
+only while nothing counts time."""
 
 from __future__ import annotations
 
@@ -43,3 +44,32 @@ def test_a_busy_screen_that_keeps_changing_is_read_at_most_once_per_read_every(
     lp.clock.advance(READ_EVERY / 2)
     lp.sup.housekeeper.run()
     assert lp.tmux.captures["%1"] > reads and not w.dirty
+
+
+def test_the_loop_rests_only_while_nothing_counts_time(lp: Loop) -> None:
+    """An idle fleet is looked at once a second, not four times (issue 24 item 3); a task, a
+    screen to read, a message typed, an incident or a session without its client each bring
+    the quick passes back."""
+    w = lp.watch()
+    w.dirty = False
+    lp.sup.sessions.listed = {"work": 0.0}
+    assert not lp.sup.housekeeper.resting()               # its session waits for a client
+    lp.sup.sessions.controls = {"work": _Client()}
+    assert lp.sup.housekeeper.resting()
+    w.dirty = True                                        # it printed: read it soon
+    assert not lp.sup.housekeeper.resting()
+    w.dirty = False
+    w.delivered_at = lp.clock.mono()                      # typed, not started yet
+    assert not lp.sup.housekeeper.resting()
+    w.delivered_at = None
+    lp.sup.housekeeper.run()
+    assert lp.sup.housekeeper.rested                      # what the loop's wait looks at
+    lp.watch("%2", task="refactor the parser").dirty = False
+    assert not lp.sup.housekeeper.resting()
+    lp.sup.housekeeper.run()
+    assert not lp.sup.housekeeper.rested
+
+
+class _Client:
+    def stop(self) -> None:
+        pass

@@ -88,6 +88,28 @@ def test_off_means_off_and_no_task_means_no_clock(tmp_path: Path) -> None:
     assert timed_out(idle.fed) == [] and idle.quiet == []
 
 
+def test_an_idle_terminal_costs_no_timeout_arithmetic_and_its_fired_clocks_rearm(
+        tmp_path: Path) -> None:
+    """Most of an idle fleet is terminals with no task and nothing delivered, looked at on
+    every pass of the loop: the settings and the timeout table are not even consulted."""
+    s = Setup(tmp_path)
+    s.dog.task_started(s.w)
+    s.minutes(25)
+    assert timed_out(s.fed) == ["soft"]
+    s.w.state = dataclasses.replace(s.w.state, task=None)    # the task ended
+
+    def no_config() -> Config:
+        raise AssertionError("an idle terminal's timeouts were worked out")
+    s.dog.config = no_config
+    s.minutes(1)
+    assert s.w.fired == set() and s.w.fired_from == {}
+    s.dog.config = lambda: s.config
+    s.w.state = dataclasses.replace(s.w.state, task="the next one")
+    s.dog.task_started(s.w)
+    s.minutes(21)
+    assert timed_out(s.fed) == ["soft", "soft"]                # the next task's own clock
+
+
 def test_a_message_that_never_started_the_agent_is_a_failed_delivery(tmp_path: Path) -> None:
     s = Setup(tmp_path)
     s.w = make_watched()
