@@ -45,7 +45,10 @@ def test_two_reruns_of_a_busy_agent_start_one_new_agent(
         wait_until(lambda: [r.badge.value for r in rows(home)].count("Skipped") == 1, 30,
                    message=lambda: str(rows(home)))
         wait_until(lambda: len(sessions(tmux)) == 2, 30, message=lambda: str(sessions(tmux)))
-        time.sleep(2)
+        # the Rerun row names the new session: written once the watcher has attributed it
+        wait_until(lambda: [r.badge.value for r in rows(home)].count("Rerun") >= 1, 30,
+                   message=lambda: str(rows(home)))
+        time.sleep(2)                    # a second agent or row would show by now
     finally:
         w.stop()
     assert len(new_windows(tmux, pane)) == 1, "one new agent, not two"

@@ -206,7 +206,10 @@ def test_a_crash_while_no_watcher_runs_is_resumed_once_at_the_next_start(
     first.wait_for(f"{pane}: idle")
     tmux.type(pane, "crash 3 4")
     first.wait_for(f"{pane}: busy")
-    time.sleep(0.5)                    # state.json holds the running task
+    # state.json holds the running task (saved just after the busy line: under load it lags)
+    saved = home / "state.json"
+    wait_until(lambda: saved.exists() and '"task": "crash 3 4"' in saved.read_text(), 3,
+               message=lambda: saved.read_text() if saved.exists() else "no state.json")
     stop_watcher(first, how)
     agent_crashes(tmux, 1)
     time.sleep(0.5)
