@@ -48,7 +48,9 @@ def open_terminal(tmux: Tmux, pane_id: str, environ: Mapping[str, str] | None = 
     pane = tmux.pane(pane_id)
     if pane is None:
         raise PitcrewError(f"pane {pane_id} is not on tmux server {tmux.label} any more")
-    clients = tmux.list_clients()
+    # a person's terminal, never a control-mode client: Pitcrew's own watchers attach one per
+    # session and, having typed nothing since they started, are often the "most recent"
+    clients = [c for c in tmux.list_clients() if not c.control]
     if clients:
         client = clients[0]
         try:

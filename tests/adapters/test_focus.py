@@ -11,6 +11,7 @@ import struct
 import subprocess
 import termios
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -101,6 +102,30 @@ def test_an_attached_client_is_switched_to_the_pane(tmux: TmuxServer) -> None:
         open_terminal(tmux.tmux, in_first)         # back, onto a window that was not active
         client = tmux.tmux.list_clients()[0]
         assert (client.session, client.pane_id) == (first, in_first)
+
+
+def test_the_persons_client_is_switched_not_a_control_mode_client_attached_later(
+        tmux: TmuxServer) -> None:
+    in_first = tmux.start("exec sleep 300")
+    target = second_session(tmux)
+    first = tmux.pane(in_first).session_name
+    with attached(tmux, ["tmux", "-L", tmux.name, "attach-session", "-t", f"={first}"]):
+        # what a watcher attaches, after the person did: the newest client on the server
+        # (client_activity counts in seconds: a second later, it is the newer one)
+        time.sleep(1.1)
+        control = subprocess.Popen(["tmux", "-L", tmux.name, "-C", "attach-session", "-t",
+                                    f"={first}"], stdin=subprocess.PIPE,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            wait_until(lambda: any(c.control for c in tmux.tmux.list_clients()), timeout=10)
+            how = open_terminal(tmux.tmux, target)
+            person = [c for c in tmux.tmux.list_clients() if not c.control]
+            watcher = [c for c in tmux.tmux.list_clients() if c.control]
+            assert (person[0].session, person[0].pane_id) == ("other", target), how
+            assert watcher[0].session == first
+        finally:
+            control.kill()
+            control.wait(5)
 
 
 def test_without_a_client_a_terminal_emulator_attaches_to_the_pane(
