@@ -29,6 +29,7 @@ from pitcrew.supervisor.core.attention import assess, waited
 from pitcrew.supervisor.core.health import Health
 from pitcrew.supervisor.core.policy import RestartPolicy
 from pitcrew.supervisor.core.records import Incident, Phase
+from pitcrew.supervisor.core.timeouts import duration
 from pitcrew.supervisor.core.usage import TokenTotals, totals
 from pitcrew.supervisor.service.app_context import AppContext
 from pitcrew.supervisor.service.autopilot import AutopilotService
@@ -211,7 +212,7 @@ def incident_note(inc: Incident | None, now: float, limits: Limits = DEFAULT_LIM
     if inc is None:
         return ""
     if inc.phase is Phase.WAITING and inc.next_at is not None:
-        wait = _duration(max(0.0, inc.next_at - now))
+        wait = duration(max(0.0, inc.next_at - now))
         if inc.hold == "rate_limit":
             return f"Usage limit: Autopilot resumes in {wait} (at {_clock(inc.next_at)})"
         return (f"Autopilot acts in {wait} "
@@ -230,14 +231,6 @@ def incident_note(inc: Incident | None, now: float, limits: Limits = DEFAULT_LIM
 
 def _clock(at: float) -> str:
     return dt.datetime.fromtimestamp(at, local_zone()).strftime("%H:%M")
-
-
-def _duration(seconds: float) -> str:
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 5400:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
 
 
 def _refresh_ledger(sup: ViewSource, cache: ViewCache) -> None:

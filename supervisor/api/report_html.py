@@ -19,6 +19,7 @@ from string import Template
 from pitcrew.supervisor.core.anomalies import Anomaly
 from pitcrew.supervisor.core.report import HOUR, STATES, Incident, Report, TerminalReport
 from pitcrew.supervisor.core.report_rows import LATEST, Row, plural, printable
+from pitcrew.supervisor.core.timeouts import duration
 from pitcrew.supervisor.core.usage import SPIKES
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
@@ -230,7 +231,7 @@ def _incident(i: Incident, when: _When) -> str:
     took = i.last_at - i.opened_at
     head = (f"<summary>{esc(number)} · {esc(i.trigger or 'incident')} · "
             f"{esc(when(i.opened_at))} · <span class=\"badge\">{esc(i.outcome)}</span> "
-            f"<span class=\"muted\">({esc(_duration(took))}, {len(i.rows)} rows)</span>"
+            f"<span class=\"muted\">({esc(duration(took))}, {len(i.rows)} rows)</span>"
             "</summary>")
     prompt = (f'<p class="kv">prompt: <code>{esc(i.prompt)}</code></p>' if i.prompt else "")
     rows = "".join(_row(r, when) for r in i.rows)
@@ -265,11 +266,3 @@ def _reading(key: str, v: object, when: _When) -> str:
 
 def _value(v: object) -> str:
     return v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, default=str)
-
-
-def _duration(seconds: float) -> str:
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 5400:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"

@@ -41,6 +41,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from pitcrew.supervisor.core.timeouts import duration
+
 
 class Attention(enum.StrEnum):
     NEEDS_YOU = "needs_you"
@@ -154,11 +156,4 @@ def rank(attention: str, since: float | None) -> tuple[int, float]:
 def waited(since: float | None, now: float) -> str:
     """How long it has been in its attention, as a person reads it: "45 s", "12 min",
     "2.5 h"; "" when unknown."""
-    if since is None:
-        return ""
-    seconds = max(0.0, now - since)
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 5400:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
+    return "" if since is None else duration(max(0.0, now - since))
