@@ -12,6 +12,7 @@ assessed too; only whether you look at them is not known (their tmux is another 
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 from collections.abc import Callable, Iterable, Mapping
@@ -31,6 +32,9 @@ log = logging.getLogger("pitcrew")
 CHECK_EVERY = 1.0        # seconds between assessments (and list-clients calls)
 LOOKING_RECENT = 120.0   # seconds: a client with input this recently is being looked at
 LINE_MAX = 140           # characters of the question in a notification
+# attentions that whether you look at the pane cannot change (core/attention.py rule 6: it
+# only tells a finished task "done" from "idle")
+QUIET = (Attention.IDLE, Attention.STOPPED)
 
 
 class ClientSeen(Protocol):
@@ -64,17 +68,26 @@ class NeedsYou:
             return
         self._checked = mono
         now = self.clock.wall()
-        watching = self.looking(now) if self.watched else set()
-        for key in watching:
-            self.looked_at[key] = now
         for key in set(self.attn) - set(self.watched):
             self.attn.pop(key, None)
             self.looked_at.pop(key, None)
-        for w in list(self.watched.values()):
-            before = self.attn.get(w.key)
-            self.attn[w.key] = after = assess(before, signals(w, self.looked_at.get(w.key)), now)
-            if before is not None and (before.attention, before.why) != (after.attention,
-                                                                         after.why):
+        told = {w.key: signals(w, self.looked_at.get(w.key)) for w in list(self.watched.values())}
+        after = {key: assess(self.attn.get(key), s, now) for key, s in told.items()}
+        # whether you look at a pane decides only a need's notification and whether a finished
+        # task is "done": an idle or stopped fleet asks tmux nothing (a tmux process a second
+        # was most of an idle watcher's cost)
+        watching: set[str] = set()
+        if any(a.attention not in QUIET for a in after.values()):
+            watching = self.looking(now)
+            for key in watching:
+                self.looked_at[key] = now
+                after[key] = assess(self.attn.get(key),
+                                    dataclasses.replace(told[key], looked_at=now), now)
+        for key, now_attn in after.items():
+            before = self.attn.get(key)
+            self.attn[key] = now_attn
+            if before is not None and (before.attention, before.why) != (now_attn.attention,
+                                                                         now_attn.why):
                 self.changed()    # a first assessment comes with a new terminal: shown then
         self.notify(watching, now)
 

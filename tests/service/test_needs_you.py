@@ -161,3 +161,21 @@ def test_tmux_not_answering_means_nobody_looks() -> None:
     rig.part.clients = broken
     rig.run_for(30)
     assert len(rig.gate.messages) == 1
+
+
+def test_an_idle_or_stopped_fleet_asks_tmux_nothing_a_need_does() -> None:
+    rig = Rig()
+    asked: list[float] = []
+
+    def clients() -> list[Client]:
+        asked.append(rig.clock.wall())
+        return rig.clients
+
+    rig.part.clients = clients
+    w = rig.add("%1", ScreenState.IDLE)
+    rig.add("%2", ScreenState.IDLE)
+    rig.run_for(5)
+    assert asked == []                         # whether you look changes nothing here
+    w.screen = Classification(ScreenState.QUESTION, QUESTION)
+    rig.run_for(3)
+    assert len(asked) == 3                     # a need: is its pane in front of you?
