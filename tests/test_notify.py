@@ -98,11 +98,12 @@ def test_a_secret_in_a_notification_is_redacted_on_screen_and_in_the_log(
     assert backend is not None
     secret = "sk-ant-api03-" + "A1b2C3d4" * 6
     caplog.set_level("WARNING")
+    # a title of its own: the daemon's history holds the other tests' notifications too
     Gate([backend, log_backend]).offer(Message(
-        '"Claude Code" is waiting on you', f'Stopped retrying "export KEY={secret} && deploy"',
+        '"Codex" stopped retrying', f'Stopped retrying "export KEY={secret} && deploy"',
         "k"))
     shown = wait_until(lambda: [h for h in dunst_history(notifications)
-                                if h["summary"] == '"Claude Code" is waiting on you'], timeout=10)
+                                if h["summary"] == '"Codex" stopped retrying'], timeout=10)
     assert secret not in shown[0]["body"] and "[redacted]" in shown[0]["body"]
     assert "deploy" in shown[0]["body"]
     assert secret not in caplog.text and "[redacted]" in caplog.text
