@@ -131,7 +131,8 @@ def test_a_command_typed_at_an_existing_shell_is_reported(watched, tmux: TmuxSer
     _, events = watched
     shell = next(p.pane_id for p in tmux.tmux.list_panes() if p.current_command == "bash")
     tmux.type(shell, "exec sleep 300")
-    _within(events, 2.5, lambda e: isinstance(e, Topology) and e.pane_id == shell)
+    # "about a second" is the benchmark's to time (bench/watch_cost.py); here only that it comes
+    _within(events, 10, lambda e: isinstance(e, Topology) and e.pane_id == shell)
 
 
 def test_panes_already_there_are_not_reported_as_changed(watched) -> None:
